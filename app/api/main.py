@@ -1,0 +1,58 @@
+"""FastAPI application factory with a lifespan that opens and closes the store."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import API_VERSION
+from app.api.errors import install_error_handlers
+from app.api.routers import health
+from app.core.config import Settings, get_settings
+from app.services.container import Services, build_services
+
+log = logging.getLogger(__name__)
+
+ROUTERS = [health.router]
+
+
+def _include_feature_routers(app: FastAPI) -> None:
+    """Feature routers register here; each module exposes ``router``."""
+    import importlib
+
+    for module in ("kg", "retrieve", "ingest", "query", "reason", "ui"):
+        try:
+            mod = importlib.import_module(f"app.api.routers.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"app.api.routers.{module}":
+                continue
+            raise
+        app.include_router(mod.router)
+
+
+def create_app(settings: Settings | None = None,
+               services_factory: Callable[[Settings], Services] | None = None) -> FastAPI:
+    """Build the app. ``services_factory`` defaults to starting/reusing the configured store."""
+    settings = settings or get_settings()
+    factory = services_factory or build_services
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = factory(settings)
+        app.state.services = services
+        log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
+        try:
+            yield
+        finally:
+            services.close()
+
+    app = FastAPI(title="NeoRAG", version=API_VERSION, lifespan=lifespan,
+                  description="Graph-RAG over Neo4j / embedded FalkorDB: KG actions, hybrid retrieval, cited answers.")
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    _include_feature_routers(app)
+    return app

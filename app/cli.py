@@ -1,0 +1,46 @@
+"""The ``neorag`` command line: serve, db, and feature commands registered by modules."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import typer
+from rich.console import Console
+
+from app.core.errors import NeoRAGError
+
+cli = typer.Typer(help="NeoRAG: Graph-RAG over Neo4j / embedded FalkorDB.", no_args_is_help=True)
+console = Console(stderr=True)
+
+# Each module in app/commands exposes register(cli); missing ones are simply absent.
+COMMAND_MODULES = ("db", "serve", "kg", "ingest", "eval")
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"app.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"app.commands.{name}":
+                continue
+            raise
+        mod.register(cli)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point: one actionable line on known errors, no traceback."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cli()
+    except NeoRAGError as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

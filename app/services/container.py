@@ -1,0 +1,52 @@
+"""The process's long-lived services, built once by the app lifespan or the CLI."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.config import Settings
+from app.core.errors import NeoRAGError
+from app.services.embedder import Embedder, shared_embedder
+from app.services.llm import LLMClient
+from app.store.base import GraphStore
+from app.store.embedded import ServerInfo
+from app.store.factory import embedded_server, make_store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    """Everything a request handler may need. Feature modules hang their own objects on ``extras``."""
+
+    settings: Settings
+    store: GraphStore
+    embedder: Embedder
+    llm: LLMClient | None
+    server: ServerInfo | None = None
+    schema_error: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Close connections; stop the embedded server only if this process started it."""
+        self.store.close()
+        if self.server is not None and self.server.started_here:
+            embedded_server(self.settings).stop()
+
+
+def build_services(settings: Settings, start_embedded: bool = True) -> Services:
+    """Start (or reuse) the store, load the embedder, bootstrap the schema."""
+    server = None
+    if settings.backend == "embedded" and start_embedded:
+        server = embedded_server(settings).start()
+    store = make_store(settings, server)
+    embedder = shared_embedder(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
+    services = Services(settings, store, embedder, LLMClient.from_settings(settings), server)
+    try:
+        store.bootstrap(embedder.dimension)
+    except NeoRAGError as exc:  # the app still starts; /health and /diagnostics say why
+        services.schema_error = str(exc)
+        log.error("schema bootstrap failed: %s", exc)
+    return services

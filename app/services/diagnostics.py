@@ -1,0 +1,73 @@
+"""Health and diagnostics reports (no HTTP here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app import API_VERSION
+from app.core.errors import NeoRAGError
+from app.services.container import Services
+from app.store.schema import list_indexes
+
+
+def health_report(services: Services) -> tuple[bool, dict[str, Any]]:
+    """(ok, body) for GET /health."""
+    health = services.store.health()
+    if health.reachable:
+        return True, {"status": "ok", "api_version": API_VERSION}
+    return False, {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
+                   "reason": health.detail, "hint": _store_hint(services)}
+
+
+def _store_hint(services: Services) -> str:
+    if services.settings.backend == "neo4j":
+        return f"start Neo4j at {services.settings.neo4j_uri} or fix NEORAG_NEO4J_* settings"
+    return "run `neorag db start` (or `neorag serve`, which starts the embedded FalkorDB)"
+
+
+def diagnostics_report(services: Services) -> dict[str, Any]:
+    """Everything /diagnostics shows: store, indexes, embedder, counts, feature flags."""
+    settings, store, embedder = services.settings, services.store, services.embedder
+    health = store.health()
+    report: dict[str, Any] = {
+        "api_version": API_VERSION,
+        "backend": settings.backend,
+        "store": {"reachable": health.reachable, "version": health.version, "detail": health.detail,
+                  "graph": settings.graph_name if settings.backend == "embedded" else settings.neo4j_database},
+        "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
+                      "cache_size": embedder.cache_size()},
+        "llm": {"configured": services.llm is not None, "base_url": settings.llm_base_url,
+                "model": settings.llm_model if services.llm else None},
+        "schema_error": services.schema_error,
+        "indexes": [],
+        "vector_index": {"present": False, "dimension": None, "dimension_mismatch": False},
+        "counts": {"nodes": {}, "relationships": {}},
+        "feature_flags": {
+            "llm_enabled": services.llm is not None,
+            "vector_enabled": True,
+            "fulltext_enabled": store.capabilities().fulltext_index,
+            "hash_incremental_enabled": True,
+            "entity_normalize_enabled": True,
+        },
+    }
+    if not health.reachable:
+        return report
+    try:
+        indexes = list_indexes(store)
+        report["indexes"] = [i.as_dict() for i in indexes]
+        for idx in indexes:
+            if idx.type == "VECTOR" and idx.label == "Chunk":
+                mismatch = idx.dimension is not None and idx.dimension != embedder.dimension
+                report["vector_index"] = {"present": True, "name": idx.name, "dimension": idx.dimension,
+                                          "state": idx.state, "dimension_mismatch": mismatch}
+                if mismatch:
+                    report["vector_index"]["hint"] = (
+                        f"index has {idx.dimension} dims, embedder {embedder.dimension}: use a fresh "
+                        "NEORAG_GRAPH_NAME and re-ingest, or switch NEORAG_EMBEDDING_MODEL back")
+        report["counts"]["nodes"] = {r["label"]: r["count"] for r in store.run("count_nodes_by_label")}
+        report["counts"]["relationships"] = {r["type"]: r["count"] for r in store.run("count_rels_by_type")}
+    except NeoRAGError as exc:
+        report["store"]["detail"] = str(exc)
+    for name, contribute in services.extras.get("diagnostics", {}).items():
+        report[name] = contribute()
+    return report

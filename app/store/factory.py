@@ -1,0 +1,34 @@
+"""Builds the configured GraphStore (the only place that knows both backends)."""
+
+from __future__ import annotations
+
+from app.core.config import Settings
+from app.store.base import GraphStore
+from app.store.cypher_library import CypherLibrary
+from app.store.embedded import EmbeddedServer, ServerInfo
+
+
+def embedded_server(settings: Settings) -> EmbeddedServer:
+    """The embedded FalkorDB server manager for the configured data dir."""
+    return EmbeddedServer(settings.falkor_data_dir, settings.falkor_port, settings.falkor_host)
+
+
+def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphStore:
+    """Connect to the configured backend (the embedded server must already run)."""
+    if settings.backend == "neo4j":
+        from app.store.neo4j_store import Neo4jStore
+
+        library = CypherLibrary(settings.cypher_dir, "neo4j")
+        return Neo4jStore(
+            library, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password,
+            settings.neo4j_database, settings.write_batch_size, settings.store_timeout_s,
+        )
+    from app.store.falkor import FalkorStore
+
+    library = CypherLibrary(settings.cypher_dir, "falkordb")
+    info = server or embedded_server(settings).status()
+    port = info.port if info else settings.falkor_port
+    return FalkorStore(
+        library, settings.falkor_host, port, settings.graph_name,
+        settings.write_batch_size, settings.store_timeout_s,
+    )

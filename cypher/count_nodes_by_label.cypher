@@ -1,0 +1,5 @@
+// Node counts per label. Params: none.
+MATCH (n)
+UNWIND labels(n) AS label
+RETURN label, count(*) AS count
+ORDER BY label

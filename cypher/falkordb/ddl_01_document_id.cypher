@@ -1,0 +1,2 @@
+// Range index on Document.id (uniqueness is kept by MERGE on id). Params: none.
+CREATE INDEX FOR (d:Document) ON (d.id)

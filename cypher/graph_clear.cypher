@@ -1,0 +1,3 @@
+// Delete every node and relationship (tests, `neorag db reset`). Params: none.
+MATCH (n)
+DETACH DELETE n

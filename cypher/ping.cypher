@@ -1,0 +1,2 @@
+// Cheapest round trip (health probe). Params: none.
+RETURN 1 AS ok

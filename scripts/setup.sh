@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Creates .venv and installs NeoRAG (torch==2.13.0 CPU first, then the package with dev extras).
+# Idempotent: re-runs only when pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.neorag-installed
+want=$(sha1sum pyproject.toml | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  # torch first, pinned: any other spec pulls GBs of CUDA wheels.
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

@@ -1,0 +1,63 @@
+"""GET /health and GET /diagnostics against the real embedded store, including store-down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app import API_VERSION
+from app.core.config import Settings
+from app.store.embedded import EmbeddedServer, free_port
+from tests.support.apps import app_client
+
+
+def test_health_ok(settings: Settings) -> None:
+    with app_client(settings) as client:
+        resp = client.get("/health")
+    assert resp.status_code == 200
+    assert resp.json() == {"status": "ok", "api_version": API_VERSION}
+
+
+def test_diagnostics_reports_indexes_embedder_counts(settings: Settings) -> None:
+    with app_client(settings) as client:
+        body = client.get("/diagnostics").json()
+    assert body["api_version"] == API_VERSION
+    assert body["backend"] == "embedded"
+    assert body["store"]["reachable"] is True
+    assert body["store"]["version"].startswith("FalkorDB")
+    assert body["embedding"] == {"model": "all-MiniLM-L6-v2", "dimension": 384, "cache_size": body["embedding"]["cache_size"]}
+    assert body["vector_index"]["present"] is True
+    assert body["vector_index"]["dimension"] == 384
+    assert body["vector_index"]["dimension_mismatch"] is False
+    types = {(i["label"], i["property"], i["type"]) for i in body["indexes"]}
+    assert ("Chunk", "text", "FULLTEXT") in types
+    assert ("Chunk", "id", "RANGE") in types
+    assert body["llm"]["configured"] is False
+    assert isinstance(body["counts"]["nodes"], dict)
+
+
+def test_unknown_route_is_json_404(settings: Settings) -> None:
+    with app_client(settings) as client:
+        resp = client.get("/no-such-thing")
+    assert resp.status_code == 404
+    assert resp.json()["detail"] == "Not Found"
+
+
+def test_store_down_then_recovered_without_restart(tmp_path: Path, graph_name: str) -> None:
+    port = free_port()
+    server = EmbeddedServer(tmp_path / "db", port=port)
+    server.start()
+    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
+    try:
+        with app_client(settings) as client:
+            assert client.get("/health").status_code == 200
+            server.stop()
+            down = client.get("/health")
+            assert down.status_code == 503
+            assert down.json()["status"] == "degraded"
+            assert "neorag db start" in down.json()["hint"]
+            diag = client.get("/diagnostics")
+            assert diag.status_code == 200 and diag.json()["store"]["reachable"] is False
+            server.start()
+            assert client.get("/health").status_code == 200
+    finally:
+        server.stop()
