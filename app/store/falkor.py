@@ -66,7 +66,9 @@ class FalkorStore(GraphStore):
             ) from exc
         except redis.exceptions.ResponseError as exc:
             if not write and "empty key" in str(exc):
-                return []  # the graph does not exist yet: a read of it has no rows
+                # The graph does not exist yet: GRAPH.QUERY creates it empty, so the read answers
+                # like Neo4j does (no MATCH rows, but `RETURN 1` and `count(*)` still give a row).
+                return self._execute(text, params, write=True)
             raise StatementError("FalkorDB rejected a statement", str(exc)) from exc
         columns = [col[1] if isinstance(col, list | tuple) else col for col in result.header]
         return [dict(zip(columns, (to_plain(v) for v in row), strict=False)) for row in result.result_set]
