@@ -90,7 +90,7 @@ class CoRAGResult:
 def clean_subquery(reply: str) -> str:
     """First non-empty line of the reply without 'SubQuery:'-style prefixes or quotes."""
     for line in reply.strip().splitlines():
-        line = _PREFIX.sub("", line.strip()).strip().strip("\"'`").strip()
+        line = _PREFIX.sub("", line.strip().strip("\"'`")).strip().strip("\"'`").strip()
         if line:
             return line
     return ""

@@ -58,7 +58,7 @@ def text_evidence(passage: dict[str, Any], linked: Sequence[str] = ()) -> dict[s
     """One text chunk in CONVINSE's format, prefixed with its document title."""
     title = str(passage.get("title") or "").strip()
     contents = " ".join(str(passage.get("contents") or passage.get("text") or "").split())
-    text = f"{title}, {contents}" if title and not contents.startswith(title) else contents
+    text = f"{title}, {contents}" if title else contents
     entities: list[dict[str, str]] = []
     for ent in passage.get("entities") or []:
         eid, lab = str(ent.get("id", "")), str(ent.get("label") or ent.get("name") or ent.get("id", ""))
