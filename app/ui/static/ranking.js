@@ -1,0 +1,86 @@
+/* Ranking preview view: POST /ranking/preview -> a sortable table of the scoring breakdown. */
+"use strict";
+
+(function () {
+  const { $, $$, el, fmtNum, api, showError, views } = window.NeoRAG;
+
+  const table = $("#rank-table");
+  let items = [];
+  let sortKey = "rank";
+  let sortDir = 1; // 1 ascending, -1 descending
+
+  function value(item, key) {
+    if (key === "final_score" && (item.final_score === undefined || item.final_score === null)) {
+      return item.final !== undefined ? item.final : item.composite_score;
+    }
+    if (key === "composite_score" && item.composite_score === undefined) return item.composite;
+    return item[key];
+  }
+
+  function compare(a, b) {
+    const type = ($('th[data-key="' + sortKey + '"]', table) || {}).dataset?.type || "str";
+    const va = value(a, sortKey);
+    const vb = value(b, sortKey);
+    const na = va === null || va === undefined;
+    const nb = vb === null || vb === undefined;
+    if (na || nb) return na === nb ? 0 : na ? 1 : -1; // empty values last whatever the direction
+    if (type === "num") return (Number(va) - Number(vb)) * sortDir;
+    return String(va).localeCompare(String(vb)) * sortDir;
+  }
+
+  function render() {
+    for (const th of $$("th", table)) {
+      th.classList.toggle("sorted-asc", th.dataset.key === sortKey && sortDir === 1);
+      th.classList.toggle("sorted-desc", th.dataset.key === sortKey && sortDir === -1);
+    }
+    const maxFinal = Math.max(1e-9, ...items.map((i) => Number(value(i, "final_score")) || 0));
+    const rows = items.slice().sort(compare).map((it) => {
+      const num = (key) => el("td", { class: "num", "data-key": key, text: fmtNum(value(it, key), 4) });
+      const final = num("final_score");
+      const f = Number(value(it, "final_score"));
+      if (isFinite(f) && f > 0) final.append(el("span", { class: "score-bar", style: "width:" + Math.round(40 * f / maxFinal) + "px" }));
+      return el("tr", { "data-id": it.id }, [
+        el("td", { class: "num", "data-key": "rank", text: it.rank }),
+        el("td", { class: "id", title: it.id, text: it.id }),
+        el("td", { "data-key": "reason" }, [el("span", { class: "badge " + (it.reason || ""), text: it.reason || "—" })]),
+        el("td", { "data-key": "rel_type", text: it.rel_type ? it.rel_type + (it.rel_conf != null ? " (" + fmtNum(it.rel_conf, 2) + ")" : "") : "—" }),
+        num("score_raw"), num("base_norm"), num("bonus"), num("composite_score"), final,
+      ]);
+    });
+    table.tBodies[0].replaceChildren(...rows);
+  }
+
+  async function preview(q) {
+    showError($("#rank-error"), null);
+    $("#rank-go").disabled = true;
+    try {
+      const data = await api("POST", "/ranking/preview", { question: q });
+      items = (data.items || []).map((it, i) => Object.assign({ rank: i + 1 }, it));
+      sortKey = "rank"; sortDir = 1;
+      const meta = $("#rank-meta");
+      meta.replaceChildren(items.length + " item(s) for “" + (data.question || q) + "”");
+      if (data.degraded) meta.append(" ", el("span", { class: "badge degraded", text: "degraded" }));
+      $("#rank-card").hidden = false;
+      render();
+    } catch (e) {
+      showError($("#rank-error"), e.message);
+    } finally {
+      $("#rank-go").disabled = false;
+    }
+  }
+
+  for (const th of $$("th[data-key]", table)) {
+    th.addEventListener("click", () => {
+      if (sortKey === th.dataset.key) sortDir = -sortDir;
+      else { sortKey = th.dataset.key; sortDir = th.dataset.type === "num" && sortKey !== "rank" ? -1 : 1; }
+      render();
+    });
+  }
+  $("#rank-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const q = $("#rank-question").value.trim();
+    if (q) preview(q);
+  });
+
+  views.ranking = { onShow() { $("#rank-question").focus(); } };
+})();
