@@ -24,7 +24,8 @@ def test_diagnostics_reports_indexes_embedder_counts(settings: Settings) -> None
     assert body["backend"] == "embedded"
     assert body["store"]["reachable"] is True
     assert body["store"]["version"].startswith("FalkorDB")
-    assert body["embedding"] == {"model": "all-MiniLM-L6-v2", "dimension": 384, "cache_size": body["embedding"]["cache_size"]}
+    assert body["embedding"] == {"model": "all-MiniLM-L6-v2", "dimension": 384,
+                                 "cache_size": body["embedding"]["cache_size"]}
     assert body["vector_index"]["present"] is True
     assert body["vector_index"]["dimension"] == 384
     assert body["vector_index"]["dimension_mismatch"] is False

@@ -50,7 +50,8 @@ def create_app(settings: Settings | None = None,
             services.close()
 
     app = FastAPI(title="NeoRAG", version=API_VERSION, lifespan=lifespan,
-                  description="Graph-RAG over Neo4j / embedded FalkorDB: KG actions, hybrid retrieval, cited answers.")
+                  description="Graph-RAG over Neo4j / embedded FalkorDB: KG actions, hybrid retrieval, "
+                              "cited answers.")
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -20,7 +20,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="NEORAG_", env_file=".env", extra="ignore")
 
     # --- graph store -------------------------------------------------------
-    backend: str = Field("embedded", description="Graph store: 'embedded' (FalkorDB child process) or 'neo4j'.")
+    backend: str = Field("embedded",
+                         description="Graph store: 'embedded' (FalkorDB child process) or 'neo4j'.")
     neo4j_uri: str = "bolt://localhost:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str = "neorag-password"

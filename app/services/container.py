@@ -42,7 +42,8 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     if settings.backend == "embedded" and start_embedded:
         server = embedded_server(settings).start()
     store = make_store(settings, server)
-    embedder = shared_embedder(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
+    embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
+                               settings.embedding_batch_size)
     services = Services(settings, store, embedder, LLMClient.from_settings(settings), server)
     try:
         store.bootstrap(embedder.dimension)

@@ -33,7 +33,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         "api_version": API_VERSION,
         "backend": settings.backend,
         "store": {"reachable": health.reachable, "version": health.version, "detail": health.detail,
-                  "graph": settings.graph_name if settings.backend == "embedded" else settings.neo4j_database},
+                  "graph": (settings.graph_name if settings.backend == "embedded"
+                            else settings.neo4j_database)},
         "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
                       "cache_size": embedder.cache_size()},
         "llm": {"configured": services.llm is not None, "base_url": settings.llm_base_url,

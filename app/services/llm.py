@@ -10,7 +10,8 @@ from typing import Any
 from app.core.config import Settings
 from app.core.errors import LLMUnavailable
 
-NO_LLM_HINT = "set NEORAG_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, http://127.0.0.1:11434/v1 for Ollama)"
+NO_LLM_HINT = ("set NEORAG_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+               "http://127.0.0.1:11434/v1 for Ollama)")
 
 
 @dataclass
@@ -86,7 +87,8 @@ class LLMClient:
         if choice is not None and getattr(choice, "logprobs", None) and choice.logprobs.content:
             lps = [float(t.logprob) for t in choice.logprobs.content]
         return ChatResult(text=text, usage=Usage().as_dict() if resp.usage is None else {
-            "prompt_tokens": resp.usage.prompt_tokens or 0, "completion_tokens": resp.usage.completion_tokens or 0,
+            "prompt_tokens": resp.usage.prompt_tokens or 0,
+            "completion_tokens": resp.usage.completion_tokens or 0,
         }, logprobs=lps)
 
     def stream(self, messages: list[dict[str, str]], temperature: float | None = None) -> Iterator[str]:

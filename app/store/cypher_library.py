@@ -73,7 +73,8 @@ class CypherLibrary:
         except KeyError:
             raise StatementError(
                 f"Cypher statement {name!r} is missing for backend {self.dialect!r}",
-                f"neither {self.root / (name + '.cypher')} nor {self.root / self.dialect / (name + '.cypher')} exists",
+                f"neither {self.root / (name + '.cypher')} nor "
+                f"{self.root / self.dialect / (name + '.cypher')} exists",
                 "add the file (shared or dialect override)",
             ) from None
 

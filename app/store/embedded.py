@@ -119,17 +119,14 @@ class EmbeddedServer:
                 "another process listens there",
                 "set NEORAG_FALKOR_PORT to a free port, or 0 to pick one",
             )
-        cmd = [
-            server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
-            "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
-            "--loadmodule", module, "--logfile", str(self.data_dir / LOG_FILE),
-        ]
+        cmd = self.command(port, server, module)
         try:
             self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                           start_new_session=True)
         except OSError as exc:
             raise StoreUnavailable(
-                f"cannot start {server}", str(exc), "the binary may not match this platform; use NEORAG_BACKEND=neo4j"
+                f"cannot start {server}", str(exc),
+                "the binary may not match this platform; use NEORAG_BACKEND=neo4j"
             ) from exc
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
@@ -145,7 +142,18 @@ class EmbeddedServer:
                 return ServerInfo(self._proc.pid, port, self.host, self.data_dir, started_here=True)
             time.sleep(0.05)
         self._proc.kill()
-        raise StoreUnavailable("FalkorDB did not answer in time", f"waited {wait_s}s", f"see {self.data_dir / LOG_FILE}")
+        raise StoreUnavailable("FalkorDB did not answer in time", f"waited {wait_s}s",
+                               f"see {self.data_dir / LOG_FILE}")
+
+    def command(self, port: int, server: str | None = None, module: str | None = None) -> list[str]:
+        """The redis-server command line for ``port`` (loopback only, AOF on, never BOLT_PORT)."""
+        if server is None or module is None:
+            server, module = binaries()
+        return [
+            server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
+            "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
+            "--loadmodule", module, "--logfile", str(self.data_dir / LOG_FILE),
+        ]
 
     def _log_tail(self) -> str:
         try:

@@ -57,7 +57,8 @@ class Neo4jStore(GraphStore):
                 max_transaction_retry_time=timeout_s,
             )
         except ValueError as exc:
-            raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc), "set NEORAG_NEO4J_URI=bolt://host:7687") from exc
+            raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),
+                              "set NEORAG_NEO4J_URI=bolt://host:7687") from exc
 
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         def work(tx: neo4j.ManagedTransaction) -> list[Row]:
