@@ -1,0 +1,90 @@
+"""POST /query, POST /ranking/preview, GET /cache/stats, POST /cache/clear (thin HTTP layer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends
+from fastapi.concurrency import iterate_in_threadpool
+from fastapi.responses import StreamingResponse
+
+from app.api.deps import get_services
+from app.core.errors import BadInput
+from app.retrieval import validate
+from app.retrieval.qa import QueryRequest, preview, run_query, stream_query
+from app.retrieval.state import caches
+from app.services.container import Services
+
+router = APIRouter(tags=["query"])
+
+QUERY_EXAMPLE = {
+    "question": "Who directed the film?",
+    "stream": False,
+    "top_k": 8,
+    "context": [{"id": "ext1", "text": "An external memo."}, "A plain snippet."],
+    "history": [{"role": "user", "content": "Tell me about the film."}],
+}
+
+
+def _body(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise BadInput("body: must be a JSON object", field="body")
+    return body
+
+
+def _request(services: Services, body: dict[str, Any]) -> QueryRequest:
+    s = services.settings
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadInput("stream: must be true or false", field="stream")
+    return QueryRequest(
+        question=validate.question(s, body.get("question")),
+        context=validate.context(s, body.get("context")),
+        history=validate.history(s, body.get("history")),
+        top_k=validate.top_k(s, body.get("top_k"), s.retrieval_top_k),
+    )
+
+
+@router.post("/query", response_model=None)
+def query(
+    body: Any = Body(..., examples=[QUERY_EXAMPLE]), services: Services = Depends(get_services)
+) -> dict[str, Any] | StreamingResponse:
+    """Answer a question with cited sources: JSON, or text/plain chunks plus a [SOURCES] trailer."""
+    data = _body(body)
+    req = _request(services, data)
+    if data.get("stream", False):
+        mode, chunks = stream_query(services, req)
+        return StreamingResponse(
+            iterate_in_threadpool(chunks),
+            media_type="text/plain; charset=utf-8",
+            headers={"X-NeoRAG-Mode": mode},
+        )
+    return run_query(services, req)
+
+
+@router.post("/ranking/preview")
+def ranking_preview(
+    body: Any = Body(..., examples=[{"question": "How does the approval flow progress?"}]),
+    services: Services = Depends(get_services),
+) -> dict[str, Any]:
+    """The scoring breakdown of the retrieved chunks (no LLM)."""
+    data = _body(body)
+    s = services.settings
+    return preview(
+        services,
+        validate.question(s, data.get("question")),
+        validate.top_k(s, data.get("top_k"), s.retrieval_top_k),
+    )
+
+
+@router.get("/cache/stats")
+def cache_stats(services: Services = Depends(get_services)) -> dict[str, Any]:
+    """Sizes and keys of the query-embedding and answer caches."""
+    return caches(services).stats()
+
+
+@router.post("/cache/clear")
+def cache_clear(services: Services = Depends(get_services)) -> dict[str, bool]:
+    """Empty both caches."""
+    caches(services).clear()
+    return {"cleared": True}

@@ -1,0 +1,182 @@
+"""`neorag eval retrieval`: recall@k of supporting paragraphs for vector, bm25, hybrid and hybrid+graph.
+
+The corpus is ingested (no LLM) into its own graph; every method runs on the same questions in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.config import Settings
+from app.core.errors import BadInput
+from app.retrieval.hybrid import options_from_settings, query_embedding, retrieve
+from app.retrieval.text import query_terms
+from app.services.container import Services
+
+METHODS = ("vector", "bm25", "hybrid", "hybrid+graph")
+KS = (2, 5, 10)
+
+
+@dataclass
+class EvalQuestion:
+    """A question with the keys of its supporting paragraphs (doc ids, or titles when ids are unknown)."""
+
+    id: str
+    question: str
+    support_titles: list[str]
+    support_texts: list[str] = field(default_factory=list)
+
+
+def _find(path: Path, suffix: str) -> Path | None:
+    hits = sorted(path.glob(f"*{suffix}"))
+    return hits[0] if hits else None
+
+
+def load_dataset(dataset: str, path: Path) -> tuple[list[EvalQuestion], Path]:
+    """(questions, corpus path) from a folder with a questions ``*.json`` and a ``*_corpus.json``."""
+    if dataset not in ("hotpotqa", "musique"):
+        raise BadInput(f"--dataset must be hotpotqa or musique, got {dataset!r}", field="dataset")
+    if path.is_dir():
+        corpus = _find(path, "_corpus.json")
+        qfile = next((p for p in sorted(path.glob("*.json")) if not p.name.endswith("_corpus.json")), None)
+    else:
+        qfile, corpus = path, None
+    if qfile is None:
+        raise BadInput(f"no questions file (*.json) in {path}", field="path")
+    data = json.loads(qfile.read_text(encoding="utf-8"))
+    out = []
+    for i, rec in enumerate(data):
+        if dataset == "hotpotqa":
+            titles = sorted({t for t, _ in rec.get("supporting_facts", [])})
+            out.append(EvalQuestion(str(rec.get("_id", i)), rec["question"], titles))
+        else:
+            sup = [p for p in rec.get("paragraphs", []) if p.get("is_supporting")]
+            out.append(
+                EvalQuestion(
+                    str(rec.get("id", i)),
+                    rec["question"],
+                    [p["title"] for p in sup],
+                    [p["paragraph_text"] for p in sup],
+                )
+            )
+    return out, corpus or qfile
+
+
+def ingest_corpus(services: Services, corpus: Path, fresh: bool = True) -> dict[str, Any]:
+    """Ingest ``corpus`` without an LLM into the services' graph (cleared first when ``fresh``)."""
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
+    if fresh:
+        services.store.run("graph_clear")
+        services.store.bootstrap(services.embedder.dimension)
+    result = ingest_path(
+        services, corpus, IngestOptions(llm_relations=False, checkpoint=False, entity_mode="heuristic")
+    )
+    return result.__dict__ if hasattr(result, "__dict__") else dict(result)
+
+
+def _support_keys(q: EvalQuestion, doc_ids: set[str]) -> set[str]:
+    """Supporting paragraphs as doc ids when they resolve, else as titles."""
+    try:
+        from ingest.load import record_doc_id
+    except ImportError:  # pragma: no cover - ingest ships with the app
+        return {f"title:{t}" for t in q.support_titles}
+    keys = set()
+    for j, title in enumerate(q.support_titles):
+        text = q.support_texts[j] if j < len(q.support_texts) else None
+        did = record_doc_id(title, text) if text is not None else None
+        keys.add(did if did in doc_ids else f"title:{title}")
+    return keys
+
+
+def _paragraphs(chunk_ids: list[str], index: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """Distinct (doc_id, title) in ranked order."""
+    seen: dict[str, tuple[str, str]] = {}
+    for cid in chunk_ids:
+        doc, title = index.get(cid, (cid, ""))
+        seen.setdefault(doc, (doc, title))
+    return list(seen.values())
+
+
+def _recall(ranked: list[tuple[str, str]], keys: set[str], k: int) -> float:
+    if not keys:
+        return 0.0
+    top = ranked[:k]
+    found = {key for key in keys if any(key == d or key == f"title:{t}" for d, t in top)}
+    return len(found) / len(keys)
+
+
+def rank_methods(services: Services, question: str, depth: int) -> dict[str, list[str]]:
+    """Chunk ids in ranked order for each method."""
+    emb = query_embedding(services, question)
+    k = 40
+    vec = [r["id"] for r in services.store.run("chunk_vector_search", {"embedding": emb, "k": k})]
+    terms = query_terms(question)
+    lex = (
+        [r["id"] for r in services.store.run("chunk_fulltext_search", {"terms": terms, "k": k})]
+        if terms
+        else []
+    )
+    hybrid = retrieve(
+        services, question, options_from_settings(services, 20, graph=False, depth=0, rerank=False), emb
+    )
+    graph = retrieve(
+        services, question, options_from_settings(services, 20, depth=depth, graph=depth > 0), emb
+    )
+    return {
+        "vector": vec,
+        "bm25": lex,
+        "hybrid": [c.id for c in hybrid.candidates],
+        "hybrid+graph": [c.id for c in graph.candidates],
+    }
+
+
+def evaluate(
+    services: Services,
+    questions: list[EvalQuestion],
+    depth: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Mean recall@{2,5,10} per method over ``questions`` (the graph must already hold the corpus)."""
+    index = {
+        r["id"]: (str(r.get("doc_id") or r["id"]), str(r.get("title") or ""))
+        for r in services.store.run("retrieval_chunk_index")
+    }
+    doc_ids = {d for d, _ in index.values()}
+    sums = {m: {k: 0.0 for k in KS} for m in METHODS}
+    t0 = time.perf_counter()
+    for i, q in enumerate(questions, 1):
+        keys = _support_keys(q, doc_ids)
+        ranked = rank_methods(services, q.question, depth)
+        for m in METHODS:
+            paras = _paragraphs(ranked[m], index)
+            for k in KS:
+                sums[m][k] += _recall(paras, keys, k)
+        if progress:
+            progress(i, len(questions))
+    n = max(1, len(questions))
+    return {
+        "questions": len(questions),
+        "chunks": len(index),
+        "seconds": round(time.perf_counter() - t0, 2),
+        "recall": {m: {f"@{k}": round(sums[m][k] / n, 4) for k in KS} for m in METHODS},
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    """A plain-text table: methods as rows, recall@k as columns."""
+    lines = [f"{'method':<14}" + "".join(f"{'R@' + str(k):>8}" for k in KS)]
+    for m in METHODS:
+        lines.append(f"{m:<14}" + "".join(f"{report['recall'][m][f'@{k}']:>8.3f}" for k in KS))
+    return "\n".join(lines)
+
+
+def eval_settings(base: Settings, dataset: str, graph: str | None) -> Settings:
+    """Settings with the evaluation's own graph (never the serving graph)."""
+    return base.model_copy(update={"graph_name": graph or f"eval_{dataset}", "llm_base_url": None})

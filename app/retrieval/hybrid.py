@@ -1,0 +1,299 @@
+"""Hybrid retrieval: vector + full-text BM25 + question entities + quota-bounded graph expansion, scored."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.errors import StatementError
+from app.retrieval.entities import link_entities
+from app.retrieval.rerank import rerank_candidates
+from app.retrieval.scoring import Candidate, Weights, rank, score
+from app.retrieval.state import caches
+from app.retrieval.text import query_terms
+from app.services.container import Services
+
+log = logging.getLogger(__name__)
+MIN_CANDIDATES = 24
+
+
+@dataclass
+class RetrievalOptions:
+    """Per-call knobs; defaults come from settings (see ``options_from_settings``)."""
+
+    top_k: int = 8
+    depth: int = 2
+    vector: bool = True
+    bm25: bool = True
+    graph: bool = True
+    seed_k: int = 8
+    oversample: int = 4
+    max_nodes: int = 120
+    depth2_reserve: int = 20
+    per_entity: int = 6
+    max_freq: int = 60
+    min_vector: float = 0.0
+    rerank: bool = True
+
+
+@dataclass
+class RetrievalResult:
+    """Ranked candidates (all of them; ``top`` is the first top_k) and how they were found."""
+
+    question: str
+    candidates: list[Candidate]
+    top_k: int
+    degraded: bool = False
+    degraded_reasons: list[str] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    empty_graph: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def top(self) -> list[Candidate]:
+        return self.candidates[: self.top_k]
+
+
+def options_from_settings(services: Services, top_k: int | None = None, **overrides: Any) -> RetrievalOptions:
+    """Options from settings, with a request's top_k and explicit overrides."""
+    s = services.settings
+    opts = RetrievalOptions(
+        top_k=top_k or s.retrieval_top_k,
+        depth=s.retrieval_max_depth if s.retrieval_graph_enabled else 0,
+        bm25=s.retrieval_bm25_enabled,
+        graph=s.retrieval_graph_enabled,
+        seed_k=s.retrieval_seed_k,
+        oversample=s.retrieval_oversample,
+        max_nodes=s.retrieval_max_nodes,
+        depth2_reserve=s.retrieval_depth2_reserve,
+        per_entity=s.retrieval_per_entity_limit,
+        max_freq=s.retrieval_entity_max_freq,
+        min_vector=s.retrieval_entity_chunk_min_vector,
+    )
+    for key, value in overrides.items():
+        setattr(opts, key, value)
+    return opts
+
+
+def query_embedding(services: Services, text: str) -> list[float]:
+    """The question's embedding through the query-embedding cache (LRU + TTL)."""
+    cache = caches(services).embeddings
+    key = f"question:{text}"
+    vec = cache.get(key)
+    if vec is None:
+        vec = services.embedder.embed([text])[0]
+        cache.put(key, vec)
+    return vec
+
+
+class _Pool:
+    """Candidates by id, with the node quota."""
+
+    def __init__(self, max_nodes: int) -> None:
+        self.by_id: dict[str, Candidate] = {}
+        self.max_nodes = max_nodes
+
+    def get_or_add(self, cid: str, budget_left: int) -> Candidate | None:
+        c = self.by_id.get(cid)
+        if c is None and budget_left > 0 and len(self.by_id) < self.max_nodes:
+            c = self.by_id[cid] = Candidate(cid)
+        return c
+
+
+def retrieve(
+    services: Services,
+    question: str,
+    options: RetrievalOptions | None = None,
+    embedding: list[float] | None = None,
+) -> RetrievalResult:
+    """Retrieve and score chunks for ``question``. Raises StoreUnavailable when the store is down."""
+    opts = options or options_from_settings(services)
+    weights = Weights.from_settings(services.settings)
+    store = services.store
+    result = RetrievalResult(question, [], opts.top_k)
+    t0 = time.perf_counter()
+    emb = embedding if embedding is not None else query_embedding(services, question)
+    result.timings_ms["embed"] = _ms(t0)
+    k = max(MIN_CANDIDATES, opts.top_k * opts.oversample)
+    pool = _Pool(opts.max_nodes)
+    direct_cap = opts.max_nodes - (opts.depth2_reserve if opts.graph and opts.depth >= 2 else 0)
+
+    vector_rows: list[dict[str, Any]] = []
+    if opts.vector:
+        t = time.perf_counter()
+        try:
+            vector_rows = store.run("chunk_vector_search", {"embedding": emb, "k": k})
+        except StatementError as exc:
+            result.degraded = True
+            result.degraded_reasons.append(f"vector index unavailable, lexical/graph fallback used: {exc}")
+        result.timings_ms["vector"] = _ms(t)
+    for i, row in enumerate(vector_rows[:direct_cap], 1):
+        c = pool.get_or_add(str(row["id"]), direct_cap - len(pool.by_id))
+        if c is not None:
+            c.add_reason("vector")
+            c.vector_rank, c.score_raw = i, float(row["score"])
+
+    if opts.bm25:
+        t = time.perf_counter()
+        terms = query_terms(question)
+        rows: list[dict[str, Any]] = []
+        if terms:
+            try:
+                rows = store.run("chunk_fulltext_search", {"terms": terms, "k": k})
+            except StatementError as exc:
+                result.degraded = True
+                result.degraded_reasons.append(f"full-text index unavailable, BM25 skipped: {exc}")
+        for i, row in enumerate(rows, 1):
+            c = pool.get_or_add(str(row["id"]), direct_cap - len(pool.by_id))
+            if c is not None:
+                c.add_reason("bm25")
+                c.bm25_rank, c.bm25 = i, float(row["score"] or 0.0)
+        result.timings_ms["bm25"] = _ms(t)
+
+    if opts.graph and opts.depth >= 1:
+        t = time.perf_counter()
+        _expand(services, question, opts, weights, pool, result)
+        result.timings_ms["graph"] = _ms(t)
+
+    t = time.perf_counter()
+    _fill_details(services, pool, emb)
+    result.timings_ms["details"] = _ms(t)
+    candidates = [c for c in pool.by_id.values() if c.text or c.score_raw is not None]
+    if opts.min_vector > 0:
+        candidates = [
+            c for c in candidates if c.vector_rank or c.bm25_rank or (c.score_raw or 0.0) >= opts.min_vector
+        ]
+    score(candidates, weights)
+    if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
+        t = time.perf_counter()
+        rerank_candidates(services, question, rank(candidates)[: services.settings.rerank_top_n])
+        score(candidates, weights)
+        result.timings_ms["rerank"] = _ms(t)
+    result.candidates = rank(candidates)
+    if not result.candidates and not result.degraded:
+        result.empty_graph = not store.run("retrieval_chunk_count")[0]["chunks"]
+    result.timings_ms["total"] = _ms(t0)
+    return result
+
+
+def _seeds(pool: _Pool, n: int) -> list[str]:
+    """Best direct candidates (vector score plus lexical score) to expand from."""
+    direct = [c for c in pool.by_id.values() if c.vector_rank or c.bm25_rank]
+    direct.sort(key=lambda c: -((c.score_raw or 0.0) + 0.4 * c.bm25))
+    return [c.id for c in direct[:n]]
+
+
+def _expand(
+    services: Services,
+    question: str,
+    opts: RetrievalOptions,
+    weights: Weights,
+    pool: _Pool,
+    result: RetrievalResult,
+) -> None:
+    """Graph expansion in two rounds (depth 1, depth 2) under the node quotas."""
+    store = services.store
+    entities = link_entities(store, question, opts.max_freq)
+    result.entities = [{"id": e["id"], "name": e["name"], "freq": e.get("freq")} for e in entities]
+    entity_ids = [e["id"] for e in entities]
+    names = {e["id"]: e["name"] for e in entities}
+    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]] = []
+    seeds = _seeds(pool, opts.seed_k)
+    # depth 1: chunks naming question entities; neighbours of the seed chunks
+    if entity_ids:
+        for row in store.run("retrieval_entity_chunks", {"ids": entity_ids, "per_entity": opts.per_entity}):
+            offers.append((weights.entity, str(row["id"]), "entity", 1, names.get(row["entity"]), None, None))
+    offers += _neighbour_offers(store, seeds, opts, weights, depth=1)
+    depth1_budget = opts.max_nodes - (opts.depth2_reserve if opts.depth >= 2 else 0) - len(pool.by_id)
+    new1 = _apply(pool, offers, weights, depth1_budget)
+    if opts.depth < 2:
+        return
+    offers = []
+    if entity_ids:
+        for row in store.run(
+            "retrieval_cooccur_chunks",
+            {"ids": entity_ids, "per_entity": opts.per_entity, "max_freq": opts.max_freq},
+        ):
+            offers.append(
+                (weights.cooccur, str(row["id"]), "cooccur", 2, names.get(row["entity"]), None, None)
+            )
+    frontier = [
+        c.id for c in sorted((pool.by_id[i] for i in new1), key=lambda c: -c.graph_bonus)[: opts.seed_k]
+    ]
+    offers += _neighbour_offers(store, frontier, opts, weights, depth=2)
+    _apply(pool, offers, weights, opts.max_nodes - len(pool.by_id))
+
+
+def _neighbour_offers(
+    store: Any, ids: list[str], opts: RetrievalOptions, weights: Weights, depth: int
+) -> list[tuple[float, str, str, int, str | None, str | None, float | None]]:
+    if not ids:
+        return []
+    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]] = []
+    for row in store.run("retrieval_expand_chunks", {"ids": ids, "per_seed": opts.per_entity}):
+        if row["kind"] == "REL":
+            conf = None if row.get("conf") is None else float(row["conf"])
+            offers.append(
+                (
+                    weights.rel_weight(row.get("rel_type"), conf),
+                    str(row["id"]),
+                    "llm_rel",
+                    depth,
+                    str(row["src"]),
+                    row.get("rel_type"),
+                    conf,
+                )
+            )
+        else:
+            offers.append((weights.relates, str(row["id"]), "relates", depth, str(row["src"]), None, None))
+    for row in store.run(
+        "retrieval_expand_entities",
+        {
+            "ids": ids,
+            "per_entity": opts.per_entity,
+            "max_freq": opts.max_freq,
+            "max_entities": opts.per_entity,
+        },
+    ):
+        offers.append(
+            (weights.relates, str(row["id"]), "relates", depth, f"{row['src']} via {row['name']}", None, None)
+        )
+    return offers
+
+
+def _apply(
+    pool: _Pool,
+    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]],
+    weights: Weights,
+    budget: int,
+) -> list[str]:
+    """Give each offered path to its chunk (strongest first); new chunks only while ``budget`` lasts."""
+    added: list[str] = []
+    for weight, cid, reason, depth, via, rel_type, conf in sorted(offers, key=lambda o: (-o[0], o[1])):
+        existing = cid in pool.by_id
+        c = pool.get_or_add(cid, budget - len(added))
+        if c is None:
+            continue
+        if not existing:
+            added.append(cid)
+        c.offer_graph(reason, weight, depth, weights.path_factor(depth), via, rel_type, conf)
+    return added
+
+
+def _fill_details(services: Services, pool: _Pool, emb: list[float]) -> None:
+    if not pool.by_id:
+        return
+    for row in services.store.run("retrieval_chunk_details", {"ids": list(pool.by_id), "embedding": emb}):
+        c = pool.by_id.get(str(row["id"]))
+        if c is None:
+            continue
+        c.text, c.title, c.doc_id = row.get("text") or "", row.get("title"), row.get("doc_id")
+        c.source, c.seq, c.degree = row.get("source"), row.get("seq"), int(row.get("degree") or 0)
+        if row.get("score") is not None:
+            c.score_raw = float(row["score"])
+
+
+def _ms(t: float) -> float:
+    return round((time.perf_counter() - t) * 1000, 2)

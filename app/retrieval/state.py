@@ -1,0 +1,50 @@
+"""Per-process retrieval state in ``services.extras``: caches, ingest listener, diagnostics section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.retrieval.cache import RetrievalCaches, caches_for
+from app.retrieval.scoring import Weights
+from app.services.container import Services
+
+
+def caches(services: Services) -> RetrievalCaches:
+    """The query-embedding and answer caches (created lazily; registers diagnostics too)."""
+    s = services.settings
+    diag = services.extras.setdefault("diagnostics", {})
+    if "retrieval" not in diag:
+        diag["retrieval"] = lambda: retrieval_diagnostics(services)
+    return caches_for(services.extras, s.cache_embedding_size, s.cache_answer_size, s.cache_ttl_s)
+
+
+def retrieval_diagnostics(services: Services) -> dict[str, Any]:
+    """Weights, fusion, quotas and cache sizes for /diagnostics."""
+    s = services.settings
+    c = caches(services)
+    return {
+        "weights": Weights.from_settings(s).as_dict(),
+        "fusion": s.retrieval_fusion,
+        "lexical_backend": "store full-text index (chunk_fulltext_search), max-normalised",
+        "quotas": {
+            "max_nodes": s.retrieval_max_nodes,
+            "max_depth": s.retrieval_max_depth,
+            "depth2_reserve": s.retrieval_depth2_reserve,
+            "per_entity": s.retrieval_per_entity_limit,
+            "entity_max_freq": s.retrieval_entity_max_freq,
+            "seed_k": s.retrieval_seed_k,
+        },
+        "top_k": s.retrieval_top_k,
+        "passages_top_k": s.passages_top_k,
+        "feature_flags": {
+            "bm25_enabled": s.retrieval_bm25_enabled,
+            "graph_enabled": s.retrieval_graph_enabled,
+            "degree_enabled": s.retrieval_degree_enabled,
+            "rerank_enabled": bool(s.rerank_model or s.rerank_url),
+        },
+        "caches": {
+            "embedding_cache_size": len(c.embeddings),
+            "answer_cache_size": len(c.answers),
+            "ttl_s": s.cache_ttl_s,
+        },
+    }

@@ -1,0 +1,93 @@
+"""Validation of /query and /ranking/preview inputs (BadInput -> 422 naming the field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.config import Settings
+from app.core.errors import BadInput
+from app.retrieval.answer import ContextItem
+
+ROLES = ("system", "user", "assistant")
+
+
+def question(settings: Settings, value: Any, field: str = "question") -> str:
+    """A non-empty question within the length limit (stripped)."""
+    if not isinstance(value, str):
+        raise BadInput(f"{field}: must be a string", field=field)
+    text = value.strip()
+    if not text:
+        raise BadInput(f"{field}: must not be empty or whitespace", field=field)
+    if len(text) > settings.query_max_question_chars:
+        raise BadInput(
+            f"{field}: is {len(text)} characters, the limit is {settings.query_max_question_chars} "
+            "(NEORAG_QUERY_MAX_QUESTION_CHARS)",
+            field=field,
+        )
+    return text
+
+
+def top_k(settings: Settings, value: Any, default: int, field: str = "top_k") -> int:
+    """An integer in 1..retrieval_max_top_k, or the default when absent."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(f"{field}: must be an integer", field=field)
+    if not 1 <= value <= settings.retrieval_max_top_k:
+        raise BadInput(
+            f"{field}: must be between 1 and {settings.retrieval_max_top_k}, got {value}", field=field
+        )
+    return value
+
+
+def context(settings: Settings, value: Any) -> list[ContextItem]:
+    """External context: strings or {id?, text, score?} objects."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadInput("context: must be a list of strings or {id, text, score?} objects", field="context")
+    if len(value) > settings.query_max_context_items:
+        raise BadInput(f"context: at most {settings.query_max_context_items} items", field="context")
+    items = []
+    for i, item in enumerate(value):
+        field = f"context[{i}]"
+        if isinstance(item, str):
+            if not item.strip():
+                raise BadInput(f"{field}: must not be empty", field=field)
+            items.append(ContextItem(f"ext{i + 1}", item.strip()))
+            continue
+        if not isinstance(item, dict):
+            raise BadInput(f"{field}: must be a string or an object {{id, text, score?}}", field=field)
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise BadInput(f"{field}.text: required non-empty string", field=f"{field}.text")
+        cid = item.get("id", f"ext{i + 1}")
+        if not isinstance(cid, str | int) or isinstance(cid, bool) or not str(cid).strip():
+            raise BadInput(f"{field}.id: must be a non-empty string", field=f"{field}.id")
+        score = item.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            raise BadInput(f"{field}.score: must be a number", field=f"{field}.score")
+        items.append(ContextItem(str(cid), text.strip(), None if score is None else float(score)))
+    return items
+
+
+def history(settings: Settings, value: Any) -> list[dict[str, str]]:
+    """Conversation turns {role: system|user|assistant, content: str}."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadInput("history: must be a list of {role, content} objects", field="history")
+    if len(value) > settings.query_max_history_items:
+        raise BadInput(f"history: at most {settings.query_max_history_items} items", field="history")
+    out = []
+    for i, item in enumerate(value):
+        field = f"history[{i}]"
+        if not isinstance(item, dict):
+            raise BadInput(f"{field}: must be an object {{role, content}}", field=field)
+        role, content = item.get("role"), item.get("content")
+        if role not in ROLES:
+            raise BadInput(f"{field}.role: must be one of system, user, assistant", field=f"{field}.role")
+        if not isinstance(content, str):
+            raise BadInput(f"{field}.content: must be a string", field=f"{field}.content")
+        out.append({"role": str(role), "content": content})
+    return out

@@ -1,0 +1,3 @@
+// Number of chunks (empty-graph check). Params: none.
+MATCH (c:Chunk)
+RETURN count(c) AS chunks

@@ -1,0 +1,11 @@
+// Chunks of the entities co-occurring with the given ones (2 hops). Params: $ids [string], $per_entity, $max_freq.
+UNWIND $ids AS eid
+MATCH (e:Entity {id: eid})-[co:CO_OCCURS]-(n:Entity)
+WHERE NOT n.id IN $ids AND coalesce(n.freq, 1) <= $max_freq
+WITH e, n, co ORDER BY co.count DESC, n.id
+WITH e, collect({id: n.id, count: co.count})[..$per_entity] AS nbrs
+UNWIND nbrs AS nb
+MATCH (x:Entity {id: nb.id})<-[:MENTIONS]-(c:Chunk)
+WITH e, nb, collect(c.id)[..$per_entity] AS cids
+UNWIND cids AS cid
+RETURN e.id AS entity, nb.id AS via, nb.count AS count, cid AS id
