@@ -50,6 +50,48 @@ class Settings(BaseSettings):
     llm_max_retries: int = 1
     llm_temperature: float = 0.0
 
+    # --- hybrid retrieval, answers and caches (issue 5) ---------------------
+    retrieval_top_k: int = Field(8, ge=1, description="Sources per /query and /ranking/preview by default.")
+    retrieval_max_top_k: int = Field(100, ge=1, description="Largest top_k a request may ask for.")
+    retrieval_oversample: int = Field(4, ge=1, description="Vector/BM25 candidates fetched = top_k x this (min 24).")
+    retrieval_seed_k: int = Field(8, ge=1, description="Best vector/BM25 chunks used as graph-expansion seeds.")
+    retrieval_fusion: Literal["composite", "rrf"] = "composite"
+    retrieval_rrf_k: int = Field(60, ge=1)
+    retrieval_bm25_enabled: bool = True
+    retrieval_bm25_weight: float = 0.4
+    retrieval_degree_enabled: bool = True
+    retrieval_degree_weight: float = 0.1
+    retrieval_graph_enabled: bool = True
+    retrieval_weight_entity: float = 0.12
+    retrieval_weight_relates: float = 0.15
+    retrieval_weight_cooccur: float = 0.10
+    retrieval_rel_type_weights: dict[str, float] = {
+        "STEP_NEXT": 0.12, "REFERENCES": 0.18, "FOLLOWS": 0.16, "CAUSES": 0.22, "SUPPORTS": 0.20,
+        "PART_OF": 0.15, "SUBSTEP_OF": 0.17, "CONTRASTS": 0.14,
+    }
+    retrieval_rel_default_weight: float = 0.15
+    retrieval_hop_decay: float = Field(0.5, ge=0, le=1, description="Path score factor per extra hop.")
+    retrieval_max_nodes: int = Field(120, ge=1, description="Subgraph quota: candidate chunks in all.")
+    retrieval_max_depth: int = Field(2, ge=0, le=2)
+    retrieval_depth2_reserve: int = Field(20, ge=0, description="Nodes kept free for depth-2 expansion.")
+    retrieval_per_entity_limit: int = Field(6, ge=1, description="Chunks taken through one entity.")
+    retrieval_entity_max_freq: int = Field(60, ge=1, description="Entities mentioned more often are hubs: skipped.")
+    retrieval_entity_chunk_min_vector: float = Field(
+        0.0, description="Graph-only candidates below this vector score are dropped (0 = keep all).")
+    rerank_model: str | None = Field(None, description="Local cross-encoder directory (off when unset).")
+    rerank_url: str | None = Field(None, description="Remote rerank endpoint (POST {query, documents}).")
+    rerank_top_n: int = 30
+    query_max_question_chars: int = Field(2000, ge=1)
+    query_max_context_items: int = 20
+    query_max_history_items: int = 20
+    query_answer_max_tokens: int = 512
+    query_rewrite_with_history: bool = True
+    passages_top_k: int = Field(20, ge=1, description="CoRAG POST /retrieve default top_k (clients omit it).")
+    passages_max_depth: int = Field(1, ge=0, le=2, description="Graph depth for CoRAG passages (speed).")
+    cache_embedding_size: int = 2048
+    cache_answer_size: int = 256
+    cache_ttl_s: float = 900.0
+
     # --- API ---------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8010
