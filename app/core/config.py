@@ -92,6 +92,24 @@ class Settings(BaseSettings):
     cache_answer_size: int = 256
     cache_ttl_s: float = 900.0
 
+    # --- document ingest (issue 4) -----------------------------------------
+    ingest_roots: list[Path] = Field(
+        default=[Path("./data")], description="Paths HTTP ingest may read (symlinks resolved); CWD-relative.")
+    ingest_chunk_size: int = Field(default=800, ge=50, description="Chunk size in characters.")
+    ingest_chunk_overlap: int = Field(default=120, ge=0, description="Overlap of consecutive chunks (chars).")
+    ingest_batch_size: int = Field(default=128, ge=1, le=5000, description="Chunks per embed/write batch.")
+    ingest_entity_mode: Literal["heuristic", "llm"] = Field(
+        default="heuristic", description="Entity extractor: deterministic rules, or LLM JSON.")
+    ingest_entity_min_len: int = Field(default=2, ge=1, description="Shortest normalised entity key kept.")
+    ingest_entity_max_per_chunk: int = Field(default=40, ge=1, description="Most entities kept per chunk.")
+    ingest_cooccur_min_count: int = Field(default=1, ge=1, description="Shared chunks needed for CO_OCCURS.")
+    ingest_llm_relations: Literal["auto", "on", "off"] = Field(
+        default="auto", description="LLM REL edges: auto = when an LLM is configured.")
+    relation_window: int = Field(default=2, ge=1, description="Chunks apart for RELATES_TO / LLM REL.")
+    ingest_rel_truncate: int = Field(default=600, ge=50, description="Chars per chunk in a relation prompt.")
+    ingest_checkpoint_dir: Path | None = Field(
+        default=None, description="Checkpoint dir; unset = beside the source (<data>/ingest_state if read-only).")
+
     # --- API ---------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8010

@@ -1,0 +1,3 @@
+// Number of Entity nodes. Params: none.
+MATCH (e:Entity)
+RETURN count(e) AS n

@@ -1,0 +1,32 @@
+"""Stage 3, embed: batched embeddings through the shared (cached) embedder, dimension-checked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.core.errors import ConfigError
+from app.services.embedder import Embedder
+from app.store.base import GraphStore
+from app.store.schema import vector_index_dimension
+
+
+def check_dimension(store: GraphStore, embedder: Embedder) -> int:
+    """The embedder's dimension; ConfigError (one line) when the stored vector index differs."""
+    stored = vector_index_dimension(store)
+    if stored is not None and stored != embedder.dimension:
+        raise ConfigError(
+            f"embedding dimension {embedder.dimension} ({embedder.model_name}) differs from the "
+            f"vector index's {stored}",
+            "vectors of two sizes cannot share one index",
+            "ingest into a fresh graph (NEORAG_GRAPH_NAME) or switch NEORAG_EMBEDDING_MODEL back",
+        )
+    return embedder.dimension
+
+
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Unit vectors for ``texts`` (cache keyed by content hash); checks every vector's size."""
+    vectors = embedder.embed(list(texts))
+    for vec in vectors:
+        if len(vec) != embedder.dimension:
+            raise ConfigError(f"embedder returned a {len(vec)}-d vector, expected {embedder.dimension}")
+    return vectors

@@ -1,0 +1,175 @@
+"""Stage 1, load: files or directories into ``SourceDoc`` records.
+
+Supported: ``.txt``, ``.md`` (one document per file), ``.pdf`` (pypdf, one document),
+``.json`` / ``.jsonl`` corpora: ``[{"title", "text"}]`` (also ``paragraph_text``/``contents``),
+``{"title": [sentences] | "text"}``, HotpotQA / 2Wiki question files (``context``) and MuSiQue
+question files (``paragraphs``); their paragraphs become documents, de-duplicated by title + text.
+Undecodable bytes are replaced (and counted); unreadable files raise ``LoadError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf", ".json", ".jsonl")
+_REPLACEMENT = "\ufffd"
+
+
+class LoadError(Exception):
+    """A file could not be read or has no supported shape (reported and skipped)."""
+
+
+@dataclass(frozen=True)
+class SourceDoc:
+    """One document: a whole text file, or one paragraph of a corpus."""
+
+    doc_id: str
+    title: str
+    text: str
+    source: str  # absolute path of the file it came from (Chunk.source)
+
+
+@dataclass
+class LoadedFile:
+    """Documents of one file plus what loading it cost."""
+
+    path: Path
+    docs: list[SourceDoc]
+    replaced_chars: int = 0
+
+
+def file_doc_id(source: str) -> str:
+    """Document id of a whole-file document (stable per path)."""
+    return "doc-" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
+
+
+def record_doc_id(title: str, text: str) -> str:
+    """Document id of a corpus paragraph (content-addressed: title + text)."""
+    return "doc-" + hashlib.sha1(f"{title}\x1f{text}".encode()).hexdigest()[:16]
+
+
+def scan(path: Path) -> list[Path]:
+    """Supported files under ``path`` (itself when a file), sorted; hidden files skipped."""
+    if path.is_file():
+        return [path]
+    out = []
+    for p in sorted(path.rglob("*")):
+        if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and not any(
+                part.startswith(".") for part in p.relative_to(path).parts):
+            out.append(p)
+    return out
+
+
+def decode(raw: bytes) -> tuple[str, int]:
+    """UTF-8 text (BOM stripped) with undecodable bytes replaced; returns (text, replaced count)."""
+    text = raw.decode("utf-8-sig", errors="replace")
+    replaced = text.count(_REPLACEMENT) - raw.count(_REPLACEMENT.encode("utf-8"))
+    return text, max(0, replaced)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _markdown_title(text: str, fallback: str) -> str:
+    for line in text.splitlines()[:20]:
+        if line.startswith("# "):
+            return line[2:].strip() or fallback
+    return fallback
+
+
+def _sentences_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and all(isinstance(s, str) for s in value):
+        return "".join(value).strip()
+    raise LoadError("paragraph text is neither a string nor a list of sentences")
+
+
+def _records(data: Any) -> Iterator[tuple[str, str]]:
+    """(title, text) pairs of a parsed JSON value in any supported shape."""
+    if isinstance(data, dict):
+        if "context" in data or "paragraphs" in data or "title" in data:
+            yield from _records([data])
+            return
+        for title, value in data.items():  # {"title": [sentences]} or {"title": "text"}
+            yield str(title), _sentences_text(value)
+        return
+    if not isinstance(data, list):
+        raise LoadError("JSON is neither a list nor an object")
+    for item in data:
+        if not isinstance(item, dict):
+            raise LoadError("JSON list items must be objects")
+        if "context" in item and isinstance(item["context"], list):  # HotpotQA / 2Wiki question
+            for pair in item["context"]:
+                if isinstance(pair, list | tuple) and len(pair) == 2:
+                    yield str(pair[0]), _sentences_text(pair[1])
+                elif isinstance(pair, dict):
+                    body = pair.get("sentences", pair.get("text", ""))
+                    yield str(pair.get("title", "")), _sentences_text(body)
+        elif "paragraphs" in item and isinstance(item["paragraphs"], list):  # MuSiQue question
+            for para in item["paragraphs"]:
+                body = para.get("paragraph_text", para.get("text", ""))
+                yield str(para.get("title", "")), _sentences_text(body)
+        else:
+            text_key = next((k for k in ("text", "paragraph_text", "contents", "content") if k in item), None)
+            if text_key is None:
+                raise LoadError("JSON objects need a text field (text, paragraph_text, contents or content)")
+            yield str(item.get("title", "")), _sentences_text(item[text_key])
+
+
+def _json_values(text: str, jsonl: bool) -> Any:
+    try:
+        if not jsonl:
+            return json.loads(text)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise LoadError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
+
+
+def _pdf_text(path: Path) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(str(path))
+        return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+    except (PyPdfError, OSError, ValueError, KeyError) as exc:
+        raise LoadError(f"cannot read PDF {path.name}: {exc}") from exc
+
+
+def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
+    """Documents of one file; ``seen`` de-duplicates corpus paragraphs across a run (by doc id)."""
+    source = str(path)
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        text = _pdf_text(path)
+        docs = [SourceDoc(file_doc_id(source), path.stem, text, source)] if text else []
+        return LoadedFile(path, docs)
+    text, replaced = decode(_read_bytes(path))
+    if suffix in (".json", ".jsonl"):
+        seen = seen if seen is not None else set()
+        docs = []
+        for title, body in _records(_json_values(text, suffix == ".jsonl")):
+            if not body:
+                continue
+            doc_id = record_doc_id(title, body)
+            if doc_id in seen:
+                continue
+            seen.add(doc_id)
+            docs.append(SourceDoc(doc_id, title, body, source))
+        return LoadedFile(path, docs, replaced)
+    if suffix not in (".txt", ".md"):
+        supported = ", ".join(SUPPORTED_SUFFIXES)
+        raise LoadError(f"unsupported file type {suffix or '(none)'}; supported: {supported}")
+    title = _markdown_title(text, path.stem) if suffix == ".md" else path.stem
+    docs = [SourceDoc(file_doc_id(source), title, text.strip(), source)] if text.strip() else []
+    return LoadedFile(path, docs, replaced)

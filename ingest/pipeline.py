@@ -1,0 +1,421 @@
+"""Ingest orchestration: scan -> hash -> existing scan -> (extract + embed || write) -> derived relations.
+
+Public entry points: ``ingest_path`` (full / incremental / refresh, with checkpoint) and
+``ingest_relations_only`` (the seed's relations-only incremental mode), both domain-level
+(no FastAPI). ``progress`` receives the seed's stage dicts, e.g. ``{"stage": "scan_input", ...}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.errors import BadInput
+from ingest.checkpoint import Checkpoint, checkpoint_path
+from ingest.chunk import ChunkRec, chunk_document
+from ingest.embed import check_dimension, embed_texts
+from ingest.entities import Mention, collect, extract_heuristic
+from ingest.llm_entities import extract_llm
+from ingest.llm_relations import label_pair, window_pairs
+from ingest.load import LoadError, SourceDoc, load_file, scan
+from ingest.options import IngestOptions, IngestResult
+from ingest.relations import relates_rows
+from ingest.write import GraphWriter
+from ingest.writer_thread import BackgroundWriter
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
+    from app.services.container import Services
+
+log = logging.getLogger(__name__)
+Progress = Callable[[dict[str, Any]], None]
+
+
+def _noop(_: dict[str, Any]) -> None:
+    return None
+
+
+@dataclass
+class SourcePlan:
+    """Chunk ids of one source file in source order (no texts: memory stays small)."""
+
+    source: str
+    ids: list[str] = field(default_factory=list)
+    pos: dict[str, int] = field(default_factory=dict)
+    doc_chunks: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, chunk: ChunkRec) -> None:
+        self.pos[chunk.id] = len(self.ids)
+        self.ids.append(chunk.id)
+        self.doc_chunks.setdefault(chunk.doc_id, []).append(chunk.id)
+
+
+@dataclass
+class RunContext:
+    """Per-run state shared by the stages."""
+
+    services: Services
+    options: IngestOptions
+    emit: Progress
+    result: IngestResult
+    writer: GraphWriter
+    chunk_size: int
+    overlap: int
+    checkpoint: Checkpoint | None = None
+    plans: dict[str, SourcePlan] = field(default_factory=dict)
+    todo: dict[str, str] = field(default_factory=dict)  # chunk id -> "full" | "entities"
+    touched_entities: set[str] = field(default_factory=set)
+    touched_sources: set[str] = field(default_factory=set)
+    processed: set[str] = field(default_factory=set)
+    surfaces: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+
+def state_dir(settings: Settings) -> Path:
+    """Fallback directory for checkpoints of read-only sources: ``<data dir>/ingest_state``."""
+    return Path(settings.falkor_data_dir).resolve().parent / "ingest_state"
+
+
+def graph_identity(services: Services) -> str:
+    """What a checkpoint is valid for: backend + graph/database."""
+    s = services.settings
+    return f"{s.backend}:{s.graph_name if s.backend == 'embedded' else s.neo4j_database}"
+
+
+def llm_relations_enabled(services: Services, options: IngestOptions) -> bool:
+    """Whether LLM REL extraction runs: the option, else the setting (auto = LLM configured)."""
+    if options.llm_relations is not None:
+        return bool(options.llm_relations) and services.llm is not None
+    mode = services.settings.ingest_llm_relations
+    return services.llm is not None and mode in ("auto", "on")
+
+
+def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None:
+    try:
+        loaded = load_file(path, seen)
+    except LoadError as exc:
+        _file_error(ctx, path, str(exc))
+        return None
+    except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
+        return None
+    ctx.result.replaced_chars += loaded.replaced_chars
+    return loaded.docs
+
+
+def _file_error(ctx: RunContext, path: Path, message: str) -> None:
+    ctx.result.files_failed += 1
+    ctx.result.errors.append({"file": str(path), "error": message})
+    ctx.emit({"stage": "file_error", "file": str(path), "error": message})
+
+
+def _plan(ctx: RunContext, files: list[Path]) -> None:
+    """Pass 1: load and chunk every file, keeping only ids (hash_computed)."""
+    seen: set[str] = set()
+    for path in files:
+        docs = _load(ctx, path, seen)
+        if docs is None:
+            continue
+        ctx.result.files_processed += 1
+        ctx.result.documents += len(docs)
+        plan = ctx.plans.setdefault(str(path), SourcePlan(str(path)))
+        for doc in docs:
+            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap):
+                plan.add(c)
+    ctx.result.chunks_total = sum(len(p.ids) for p in ctx.plans.values())
+    ctx.emit({"stage": "hash_computed", "files": ctx.result.files_processed,
+              "documents": ctx.result.documents, "chunks": ctx.result.chunks_total})
+
+
+def _existing_scan(ctx: RunContext, root: Path) -> None:
+    """Decide per chunk: skip, full (embed + entities) or entities only; delete stale chunks."""
+    opts, ck = ctx.options, ctx.checkpoint
+    stale: dict[str, str] = {}  # chunk id -> doc id
+    existing_total = 0
+    for source, plan in ctx.plans.items():
+        existing = {r["id"]: r for r in ctx.writer.source_chunks(source)}
+        existing_total += len(existing)
+        current = set(plan.ids)
+        for cid, row in existing.items():
+            if cid not in current:
+                stale[cid] = row.get("doc_id") or ""
+        for cid in plan.ids:
+            found = existing.get(cid)
+            stored = found is not None and bool(found.get("embedded"))
+            if opts.refresh and stored:
+                ctx.todo[cid] = "entities"
+            elif stored and (opts.incremental or (ck is not None and ck.chunk_done(cid))):
+                ctx.result.chunks_skipped += 1
+            else:
+                ctx.todo[cid] = "full"
+        if ck is not None and ck.was_incomplete:
+            ctx.touched_sources.add(source)
+    if opts.incremental and root.is_dir():  # files removed from the directory
+        prefix = str(root).rstrip("/") + "/"
+        for source in ctx.writer.sources_under(prefix):
+            if source not in ctx.plans:
+                for row in ctx.writer.source_chunks(source):
+                    stale[row["id"]] = row.get("doc_id") or ""
+    ctx.emit({"stage": "existing_scan", "existing": existing_total, "to_process": len(ctx.todo),
+              "skipped": ctx.result.chunks_skipped, "stale": len(stale)})
+    if stale:
+        ids = list(stale)
+        for ents in ctx.writer.chunk_entities(ids).values():
+            ctx.touched_entities.update(ents)
+        ctx.writer.delete_chunks(ids, stale.values())
+        ctx.result.chunks_deleted = len(ids)
+        if ck is not None:
+            ck.forget_chunks(set(ids))
+        ctx.touched_sources.update(ctx.plans)  # window neighbours of removed chunks changed
+    for source, plan in ctx.plans.items():
+        if any(cid in ctx.todo for cid in plan.ids):
+            ctx.touched_sources.add(source)
+
+
+def _batches(ctx: RunContext) -> Iterator[tuple[list[ChunkRec], dict[str, SourceDoc]]]:
+    """Pass 2: chunks that need work, in batches, with their documents."""
+    size = ctx.options.batch_size or ctx.settings.ingest_batch_size
+    seen: set[str] = set()
+    batch: list[ChunkRec] = []
+    docs: dict[str, SourceDoc] = {}
+    for source in ctx.plans:
+        if not any(cid in ctx.todo for cid in ctx.plans[source].ids):
+            continue
+        loaded = _load(ctx, Path(source), seen)
+        for doc in loaded or []:
+            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap):
+                if c.id in ctx.todo:
+                    batch.append(c)
+                    docs[doc.doc_id] = doc
+                    if len(batch) >= size:
+                        yield batch, docs
+                        batch, docs = [], {}
+    if batch:
+        yield batch, docs
+
+
+def _extract(ctx: RunContext, chunks: list[ChunkRec]) -> dict[str, list[Mention]]:
+    s = ctx.settings
+    mode = ctx.options.entity_mode or s.ingest_entity_mode
+    out: dict[str, list[Mention]] = {}
+    for c in chunks:
+        if mode == "llm" and ctx.services.llm is not None:
+            surfaces = extract_llm(ctx.services.llm, c.text)
+            if surfaces is None:
+                ctx.result.llm_entity_errors += 1
+                mentions = extract_heuristic(c.text, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
+            else:
+                mentions = collect(surfaces, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
+        else:
+            mentions = extract_heuristic(c.text, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
+        out[c.id] = mentions
+        for m in mentions:
+            ctx.keys.add(m.key)
+            ctx.surfaces.update(m.surfaces)
+    return out
+
+
+def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, SourceDoc],
+                 mentions: dict[str, list[Mention]], vectors: dict[str, list[float]]) -> None:
+    """Runs on the writer thread: documents, chunks, NEXT, entities, then embeddings (the 'done' marker)."""
+    w = ctx.writer
+    full = [c for c in chunks if ctx.todo.get(c.id) == "full"]
+    refresh = [c.id for c in chunks if ctx.todo.get(c.id) == "entities"]
+    if full:
+        w.documents(list({c.doc_id: docs[c.doc_id] for c in full}.values()))
+        positions = {c.id: ctx.plans[c.source].pos[c.id] for c in full}
+        w.chunks(full, positions)
+        w.next_links(_next_pairs(ctx, full))
+    if refresh:
+        for ents in w.chunk_entities(refresh).values():
+            ctx.touched_entities.update(ents)
+        w.clear_mentions(refresh)
+    ctx.touched_entities.update(w.entities(mentions))
+    if vectors:
+        ids = list(vectors)
+        w.embeddings(ids, [vectors[i] for i in ids])
+    if ctx.checkpoint is not None:
+        ctx.checkpoint.mark_chunks([c.id for c in chunks])
+
+
+def _next_pairs(ctx: RunContext, chunks: list[ChunkRec]) -> list[tuple[str, str]]:
+    pairs = set()
+    for c in chunks:
+        siblings = ctx.plans[c.source].doc_chunks[c.doc_id]
+        idx = c.seq
+        if idx > 0:
+            pairs.add((siblings[idx - 1], c.id))
+        if idx + 1 < len(siblings):
+            pairs.add((c.id, siblings[idx + 1]))
+    return sorted(pairs)
+
+
+def _phase_a(ctx: RunContext) -> None:
+    """Extract + embed on this thread while the writer thread writes the previous batch."""
+    total = len(ctx.todo)
+    n_embed = sum(1 for v in ctx.todo.values() if v == "full")
+    n_batches = max(1, -(-total // (ctx.options.batch_size or ctx.settings.ingest_batch_size)))
+    writer = BackgroundWriter(depth=2)
+    done = embedded = batch_no = 0
+    try:
+        for chunks, docs in _batches(ctx):
+            batch_no += 1
+            mentions = _extract(ctx, chunks)
+            to_embed = [c for c in chunks if ctx.todo[c.id] == "full"]
+            vectors: dict[str, list[float]] = {}
+            if to_embed:
+                vecs = embed_texts(ctx.services.embedder, [c.text for c in to_embed])
+                vectors = {c.id: v for c, v in zip(to_embed, vecs, strict=True)}
+                embedded += len(to_embed)
+                ctx.emit({"stage": "embedding_batch", "detail": "batch_ok", "current": batch_no,
+                          "total": n_batches})
+                ctx.emit({"stage": "embedding_progress", "current": embedded, "total": n_embed})
+            done += len(chunks)
+            ctx.emit({"stage": "entity_extraction", "current": done, "total": total,
+                      "entities": len(ctx.keys)})
+            writer.submit(functools.partial(_write_batch, ctx, chunks, docs, mentions, vectors))
+            ctx.processed.update(c.id for c in chunks)
+    finally:
+        writer.close()
+    ctx.result.chunks_new = embedded
+    if ctx.checkpoint is not None:
+        ctx.checkpoint.save(force=True)
+
+
+def _phase_b(ctx: RunContext) -> dict[str, dict[str, list[str]]]:
+    """Entity freq/orphans, CO_OCCURS, RELATES_TO for touched data; returns entity sets per source."""
+    s = ctx.settings
+    window = ctx.options.rel_window or s.relation_window
+    per_source: dict[str, dict[str, list[str]]] = {}
+    rebuild_all = ctx.checkpoint is not None and ctx.checkpoint.was_incomplete
+    for source in sorted(ctx.touched_sources):
+        ents = ctx.writer.chunk_entities(ctx.plans[source].ids)
+        per_source[source] = ents
+        if rebuild_all:
+            for keys in ents.values():
+                ctx.touched_entities.update(keys)
+    ctx.writer.refresh_entities(sorted(ctx.touched_entities))
+    edges = ctx.writer.rebuild_cooccurs(ctx.touched_entities, s.ingest_cooccur_min_count)
+    ctx.result.cooccur_edges = edges
+    ctx.emit({"stage": "cooccurrence", "entities": len(ctx.touched_entities), "edges": edges})
+    relates = 0
+    for source, ents in per_source.items():
+        ids = ctx.plans[source].ids
+        ctx.writer.clear_relates(ids)
+        rows = relates_rows(ids, ents, window)
+        ctx.writer.relates(rows)
+        relates += len(rows)
+    ctx.result.relates_to_edges = relates
+    ctx.emit({"stage": "relates_to", "sources": len(per_source), "edges": relates, "window": window})
+    return per_source
+
+
+def _llm_relations(ctx: RunContext) -> None:
+    """LLM REL edges for window pairs of touched sources that involve a processed chunk."""
+    s, opts, ck = ctx.settings, ctx.options, ctx.checkpoint
+    window = opts.rel_window or s.relation_window
+    llm = ctx.services.llm
+    if not llm_relations_enabled(ctx.services, opts) or llm is None:
+        ctx.emit({"stage": "relation_start", "pairs": 0, "window": window, "detail": "skipped: no LLM"})
+        ctx.emit({"stage": "relation_extraction_done", "created": 0, "errors": 0, "pairs": 0})
+        return
+    redo = opts.refresh and opts.refresh_relations
+    work: list[tuple[str, str, str, str]] = []
+    for source in sorted(ctx.touched_sources):
+        rows = ctx.writer.source_chunks_ordered(source)
+        ids = [r["id"] for r in rows]
+        text = {r["id"]: r["text"] or "" for r in rows}
+        if redo:
+            ctx.writer.clear_rel(ids)
+        for a, b in window_pairs(ids, window):
+            resumed = ck is not None and ck.was_incomplete
+            if not (redo or resumed or a in ctx.processed or b in ctx.processed):
+                continue
+            if ck is not None and not redo and ck.pair_done(a, b):
+                continue
+            work.append((a, text[a], b, text[b]))
+    if ck is not None and redo:
+        ck.reset_pairs()
+    ctx.emit({"stage": "relation_start", "pairs": len(work), "window": window})
+    created = errors = 0
+    truncate = opts.rel_truncate or s.ingest_rel_truncate
+    for n, (a, ta, b, tb) in enumerate(work, 1):
+        outcome = label_pair(llm, a, ta, b, tb, truncate, opts.rel_temperature)
+        if outcome.error:
+            errors += 1
+            ctx.emit({"stage": "relation_warn", "pair": f"{a}::{b}", "error": outcome.error})
+        else:
+            ctx.writer.rels(outcome.relations)
+            created += len(outcome.relations)
+        if ck is not None:
+            ck.mark_pair(a, b, len(outcome.relations), outcome.error)
+        if n % 10 == 0 or n == len(work):
+            ctx.emit({"stage": "relation_extraction", "current": n, "total": len(work), "created": created})
+    ctx.result.llm_rel_edges = created
+    ctx.result.llm_rel_errors = errors
+    ctx.emit({"stage": "relation_extraction_done", "created": created, "errors": errors, "pairs": len(work)})
+
+
+def notify_listeners(services: Services) -> None:
+    """Tell caches the corpus changed: ``extras['on_ingest']`` and each ``extras['ingest_listeners']``."""
+    hooks = [services.extras.get("on_ingest")] + list(services.extras.get("ingest_listeners", []))
+    for hook in hooks:
+        if callable(hook):
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a cache hook never fails an ingest
+                log.exception("ingest listener failed")
+
+
+def resolve_input(path: Path | str) -> Path:
+    """The absolute, symlink-resolved input path; BadInput 404 when it does not exist."""
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.exists():
+        raise BadInput(f"path: {path} does not exist", status=404, field="path")
+    return resolved
+
+
+def ingest_path(services: Services, path: Path, options: IngestOptions | None = None,
+                progress: Progress | None = None) -> IngestResult:
+    """Ingest a file or directory into the graph; returns the counts. See the module docstring."""
+    started = time.perf_counter()
+    options = options or IngestOptions()
+    emit = progress or _noop
+    settings = services.settings
+    root = resolve_input(path)
+    overlap = settings.ingest_chunk_overlap if options.chunk_overlap is None else options.chunk_overlap
+    ctx = RunContext(services, options, emit, IngestResult(incremental=options.incremental),
+                     GraphWriter(services.store, settings.write_batch_size),
+                     options.chunk_size or settings.ingest_chunk_size, overlap)
+    files = scan(root)
+    emit({"stage": "scan_input", "detail": f"path={root}", "files": len(files)})
+    _plan(ctx, files)
+    dim = check_dimension(services.store, services.embedder)
+    services.store.bootstrap(dim)
+    emit({"stage": "schema_index", "detail": "ok", "dimension": dim})
+    if options.checkpoint:
+        ck_file = checkpoint_path(root, settings.ingest_checkpoint_dir, state_dir(settings))
+        ctx.checkpoint = Checkpoint.load(ck_file, graph_identity(services), str(root), fresh=options.refresh)
+    before = ctx.writer.entity_count()
+    _existing_scan(ctx, root)
+    _phase_a(ctx)
+    ctx.result.entity_surface_forms, ctx.result.entity_keys = len(ctx.surfaces), len(ctx.keys)
+    _phase_b(ctx)
+    _llm_relations(ctx)
+    ctx.result.entities_created = max(0, ctx.writer.entity_count() - before)
+    ctx.result.relations_created = (ctx.result.cooccur_edges + ctx.result.relates_to_edges
+                                    + ctx.result.llm_rel_edges)
+    if ctx.checkpoint is not None:
+        ctx.checkpoint.finish()
+    ctx.result.elapsed_sec = time.perf_counter() - started
+    notify_listeners(services)
+    return ctx.result

@@ -1,0 +1,128 @@
+"""Stage 6, write: every graph write of the pipeline, batched through named UNWIND statements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from app.store.base import GraphStore
+from ingest.chunk import ChunkRec
+from ingest.entities import Mention
+from ingest.llm_relations import TypedRelation
+from ingest.load import SourceDoc
+
+Row = dict[str, Any]
+
+
+class GraphWriter:
+    """Thin, typed wrappers over the ingest statements (cypher/ingest_*.cypher and shared ones)."""
+
+    def __init__(self, store: GraphStore, batch_size: int | None = None) -> None:
+        self.store = store
+        self.batch_size = batch_size or store.batch_size
+
+    def _rows(self, name: str, rows: Iterable[Row], **extra: Any) -> int:
+        return self.store.run_batched(name, rows, self.batch_size, extra or None)
+
+    # -- documents and chunks ------------------------------------------------
+    def documents(self, docs: Sequence[SourceDoc]) -> None:
+        self._rows("document_upsert", ({"id": d.doc_id, "title": d.title, "source": d.source, "props": {}}
+                                       for d in docs))
+
+    def chunks(self, chunks: Sequence[ChunkRec], positions: dict[str, int]) -> None:
+        self._rows("chunk_upsert", ({"id": c.id, "doc_id": c.doc_id, "text": c.text, "hash": c.hash,
+                                     "source": c.source, "seq": c.seq, "title": c.title,
+                                     "pos": positions[c.id]} for c in chunks))
+
+    def next_links(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self._rows("ingest_next_link", ({"a": a, "b": b} for a, b in pairs))
+
+    def embeddings(self, ids: Sequence[str], vectors: Sequence[list[float]]) -> None:
+        rows = ({"id": i, "embedding": v} for i, v in zip(ids, vectors, strict=True))
+        self._rows("chunk_set_embeddings", rows)
+
+    # -- entities --------------------------------------------------------------
+    def entities(self, per_chunk: dict[str, list[Mention]]) -> set[str]:
+        """Upsert entities and MENTIONS of a batch; returns the entity keys touched."""
+        merged: dict[str, dict[str, int]] = {}
+        mention_rows = []
+        for cid, mentions in per_chunk.items():
+            for m in mentions:
+                forms = merged.setdefault(m.key, {})
+                for surface, n in m.surfaces.items():
+                    forms[surface] = forms.get(surface, 0) + n
+                mention_rows.append({"chunk": cid, "entity": m.key, "count": m.count})
+        entity_rows = [{"id": key, "name": max(forms.items(), key=lambda kv: kv[1])[0],
+                        "aliases": sorted(forms)} for key, forms in merged.items()]
+        self._rows("ingest_entity_upsert", entity_rows)
+        self._rows("ingest_mentions_set", mention_rows)
+        return set(merged)
+
+    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Entity keys mentioned by each chunk (chunks without mentions are absent)."""
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(chunk_ids), self.batch_size):
+            part = list(chunk_ids[i:i + self.batch_size])
+            for row in self.store.run("ingest_chunk_entities", {"ids": part}):
+                out[row["chunk"]] = list(row["entities"] or [])
+        return out
+
+    def clear_mentions(self, chunk_ids: Sequence[str]) -> None:
+        self._rows("ingest_mentions_clear", ({"id": c} for c in chunk_ids))
+
+    # -- scans and deletion ----------------------------------------------------
+    def source_chunks(self, source: str) -> list[Row]:
+        return self.store.run("ingest_source_chunks", {"source": source})
+
+    def source_chunks_ordered(self, source: str) -> list[Row]:
+        return self.store.run("ingest_source_chunks_ordered", {"source": source})
+
+    def sources_under(self, prefix: str) -> list[str]:
+        return [r["source"] for r in self.store.run("ingest_sources_under", {"prefix": prefix})]
+
+    def delete_chunks(self, chunk_ids: Sequence[str], doc_ids: Iterable[str]) -> None:
+        self._rows("ingest_chunk_delete", ({"id": c} for c in chunk_ids))
+        self._rows("ingest_document_prune", ({"id": d} for d in set(doc_ids)))
+
+    def entity_count(self) -> int:
+        rows = self.store.run("ingest_entity_count")
+        return int(rows[0]["n"]) if rows else 0
+
+    # -- derived data ------------------------------------------------------------
+    def refresh_entities(self, keys: Iterable[str]) -> None:
+        """Recompute freq of the given entities and delete the orphans among them."""
+        rows = [{"id": k} for k in keys]
+        self._rows("ingest_entity_freq", rows)
+        self._rows("ingest_entity_prune", rows)
+
+    def rebuild_cooccurs(self, keys: Iterable[str], min_count: int) -> int:
+        """Recompute CO_OCCURS from the given entities to higher ids; returns edges written."""
+        rows = [{"id": k} for k in sorted(keys)]
+        self._rows("ingest_cooccur_clear", rows)
+        edges = 0
+        size = max(1, min(self.batch_size, 500))
+        for i in range(0, len(rows), size):
+            out = self.store.run("ingest_cooccur_build", {"rows": rows[i:i + size], "min_count": min_count})
+            edges += int(out[0]["edges"]) if out else 0
+        return edges
+
+    def clear_relates(self, chunk_ids: Sequence[str]) -> None:
+        self._rows("ingest_relates_clear", ({"id": c} for c in chunk_ids))
+
+    def relates(self, rows: Sequence[Row]) -> None:
+        self._rows("ingest_relates_set", rows)
+
+    def clear_rel(self, chunk_ids: Sequence[str]) -> None:
+        self._rows("ingest_rel_clear", ({"id": c} for c in chunk_ids))
+
+    def rels(self, relations: Sequence[TypedRelation]) -> None:
+        self._rows("ingest_rel_set", ({"a": r.src, "b": r.dst, "type": r.type, "confidence": r.confidence}
+                                      for r in relations))
+
+    def existing_rels(self, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str, str]]:
+        out: set[tuple[str, str, str]] = set()
+        for i in range(0, len(pairs), self.batch_size):
+            rows = self.store.run("ingest_rel_existing",
+                                  {"rows": [{"a": a, "b": b} for a, b in pairs[i:i + self.batch_size]]})
+            out.update((r["a"], r["b"], r["type"]) for r in rows)
+        return out
