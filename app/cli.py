@@ -8,6 +8,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from app.core.errors import NeoRAGError
 
@@ -38,7 +39,8 @@ def main() -> None:
     try:
         cli()
     except NeoRAGError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
+        # one line, whatever the terminal width; the message is plain text, never markup
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         sys.exit(2)
 
 

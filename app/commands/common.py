@@ -15,5 +15,7 @@ def load_settings(**overrides: object) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first.get("loc", ()))
-        raise ConfigError(f"invalid setting {field or ''}".strip(), first.get("msg", ""),
-                          "fix the NEORAG_* environment variable or .env entry") from None
+        env = f"NEORAG_{field.upper()}" if field else "NEORAG_*"
+        why = str(first.get("msg", "")).removeprefix("Value error, ")
+        raise ConfigError(f"invalid setting {env}", why,
+                          f"fix the {env} environment variable or .env entry") from None

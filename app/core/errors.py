@@ -13,7 +13,7 @@ class NeoRAGError(Exception):
             parts.append(f"because {why}")
         if fix:
             parts.append(f"-> {fix}")
-        super().__init__("; ".join(parts))
+        super().__init__(" ".join("; ".join(parts).split()))  # driver messages may span lines
 
 
 class ConfigError(NeoRAGError):

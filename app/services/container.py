@@ -38,12 +38,13 @@ class Services:
 
 def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     """Start (or reuse) the store, load the embedder, bootstrap the schema."""
+    # the embedder first: a missing model fails before any server is started (and left running)
+    embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
+                               settings.embedding_batch_size)
     server = None
     if settings.backend == "embedded" and start_embedded:
         server = embedded_server(settings).start()
     store = make_store(settings, server)
-    embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
-                               settings.embedding_batch_size)
     services = Services(settings, store, embedder, LLMClient.from_settings(settings), server)
     try:
         store.bootstrap(embedder.dimension)
