@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     ingest_checkpoint_dir: Path | None = Field(
         default=None, description="Checkpoint dir; unset = beside the source (<data>/ingest_state if read-only).")
 
+    # --- KG actions and function-call bridge (issue 3) ---------------------
+    kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 413).")
+    kg_cache_max_triples: int = Field(
+        5_000_000, ge=0, description="KG action read cache bound in triples held (0 = no cache).")
+    kg_bridge_top_k: int = Field(10, ge=1, description="POST /kg/query: relations kept per get_relations.")
+    kg_bridge_triples_per_relation: int = Field(5, ge=1, description="POST /kg/query: triples per relation.")
+
     # --- API ---------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8010

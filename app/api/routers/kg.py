@@ -1,0 +1,54 @@
+"""GET /actions (what KG-R1 clients may call, and the loaded datasets) and POST /kg/query (bridge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+
+from app.api.deps import get_services
+from app.core.errors import BadInput
+from app.kg.actions import ACTIONS
+from app.kg.bridge import answer_query
+from app.kg.graph import list_datasets
+from app.services.container import Services
+
+router = APIRouter(tags=["kg"])
+
+
+@router.get("/actions")
+def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
+    """Every accepted action_type with its required fields, and the loaded datasets with sample counts."""
+    return {
+        "actions": [{"name": s.name, "required": s.required, "optional": s.optional,
+                     "result_key": s.result_key, "description": s.description} for s in ACTIONS.values()],
+        "datasets": list_datasets(services.store),
+        "formats": ["seed", "chat"],
+        "max_batch": services.settings.kg_max_batch,
+    }
+
+
+class KGQuery(BaseModel):
+    """POST /kg/query body."""
+
+    query: str = Field(..., min_length=1, description='get_relations("e") / get_triples("e", ["r"]) calls')
+    question: str = Field("", description="The question relations are ranked against (BM25).")
+    dataset: str | None = Field(None, description="Dataset name; may be omitted when exactly one is loaded.")
+    top_k: int | None = Field(None, ge=1, le=1000, description="Relations kept per get_relations call.")
+    triples_per_relation: int | None = Field(None, ge=1, le=1000)
+
+
+@router.post("/kg/query")
+def kg_query(body: KGQuery, services: Services = Depends(get_services)) -> dict[str, Any]:
+    """Answer function calls over the whole dataset graph; returns ``{text, calls}``."""
+    dataset = body.dataset
+    if not dataset:
+        names = [d["name"] for d in list_datasets(services.store)]
+        if len(names) != 1:
+            raise BadInput(f"dataset: required when {len(names)} datasets are loaded ({', '.join(names)})",
+                           field="dataset")
+        dataset = names[0]
+    s = services.settings
+    return answer_query(services.store, dataset, body.query, body.question, body.top_k or s.kg_bridge_top_k,
+                        body.triples_per_relation or s.kg_bridge_triples_per_relation)

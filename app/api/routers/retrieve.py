@@ -1,0 +1,86 @@
+"""POST /retrieve: a JSON list -> KG-R1 actions (CONTRACTS §1); a JSON object -> CoRAG passages (§2).
+
+The body is parsed here (not by pydantic) so the two shapes can share the path and the list
+path stays fast: one ``json.loads``, the batch executor, one ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+
+from app.api.deps import get_services
+from app.core.errors import BadInput
+from app.kg.runtime import kg_cache
+from app.kg.service import CHAT, SEED, run_actions
+
+router = APIRouter(tags=["kg"])
+_FORMATS = {None: SEED, "": SEED, "seed": SEED, "legacy": SEED, "chat": CHAT}
+
+
+def _dumps(data: Any) -> Response:
+    body = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return Response(content=body.encode("utf-8"), media_type="application/json")
+
+
+@router.post("/retrieve", summary="KG-R1 actions (JSON list body) or CoRAG passages (JSON object body)")
+async def retrieve(request: Request) -> Response:
+    """List body: one answer per action, same order (``?format=chat`` for the chat shape).
+
+    Object body: ``{"query": ..., "top_k"?}`` -> passages (``?shape=list`` for a bare list).
+    """
+    raw = await request.body()
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
+    services = get_services(request)
+    if isinstance(data, list):
+        fmt_param = request.query_params.get("format")
+        fmt = _FORMATS.get(fmt_param)
+        if fmt is None:
+            raise BadInput(f"format: must be 'chat' or 'seed', got {fmt_param!r}", field="format")
+        limit = services.settings.kg_max_batch
+        if len(data) > limit:
+            return JSONResponse(status_code=413, content={
+                "error": "batch_too_large", "field": "body",
+                "message": f"body: {len(data)} actions exceed the limit of {limit} (NEORAG_KG_MAX_BATCH)"})
+        for index, item in enumerate(data):
+            if not isinstance(item, dict):
+                raise BadInput(f"body[{index}]: each action must be a JSON object, got {type(item).__name__}",
+                               field=f"body[{index}]")
+        cache = kg_cache(services.extras, services.settings.kg_cache_max_triples)
+        answers = await run_in_threadpool(run_actions, services.store, cache, data, fmt)
+        return _dumps(answers)
+    if isinstance(data, dict):
+        return await _passages(request, services, data)
+    raise BadInput(
+        f"body: expected a JSON list of KG actions or a JSON object {{\"query\": ...}}, "
+        f"got {type(data).__name__}",
+        field="body",
+    )
+
+
+async def _passages(request: Request, services: Any, data: dict[str, Any]) -> Response:
+    """CoRAG passage retrieval (owned by the retrieval work; answered 503 when not installed)."""
+    try:
+        from app.retrieval.passages import retrieve_passages
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("app.retrieval"):
+            return JSONResponse(status_code=503, content={
+                "error": "not_available", "message": "passage retrieval is not installed"})
+        raise
+    query = data.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise BadInput("query: a non-empty string is required", field="query")
+    top_k = data.get("top_k", getattr(services.settings, "passages_top_k", 5))
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise BadInput("top_k: must be a positive integer", field="top_k")
+    chunks = await run_in_threadpool(retrieve_passages, services, query, top_k)
+    if request.query_params.get("shape") == "list":
+        return _dumps(chunks)
+    return _dumps({"chunks": chunks})

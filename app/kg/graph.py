@@ -1,0 +1,149 @@
+"""In-process KG API for agents (StructGPT, CONVINSE, the function-call bridge).
+
+``sample_id=None`` answers over the whole dataset graph (``KGEntity``/``KG_REL``); a sample id
+answers inside that sample's subgraph only (``KGFacts``), with the same entity matching as the
+actions: exact name first, else trimmed case-insensitive (smallest matching name wins).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.kg.keys import entity_key, entity_lkey, facts_key, facts_lkey, fold, sample_key
+from app.store.base import GraphStore
+
+Triple = tuple[str, str, str]
+DIRECTIONS = ("both", "out", "in")
+
+
+def find_entities(store: GraphStore, dataset: str, name: str) -> list[str]:
+    """Whole-graph names matching ``name``: [name] when exact, else the case-insensitive matches."""
+    rows = store.run("kg_entity_by_lkey", {"keys": [entity_lkey(dataset, name)]})
+    names = sorted({r["name"] for r in rows})
+    if name in names:
+        return [name]
+    return names
+
+
+def resolve_entity(store: GraphStore, dataset: str, name: str, sample_id: str | None = None) -> str | None:
+    """The stored name for ``name`` (whole graph, or within one sample), or None."""
+    if sample_id is None:
+        found = find_entities(store, dataset, name)
+        return found[0] if found else None
+    row = _sample_facts(store, dataset, sample_id, name)
+    return str(row["name"]) if row else None
+
+
+def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) -> dict[str, Any] | None:
+    skey = sample_key(dataset, sample_id)
+    rows = store.run("kg_facts_by_key", {"keys": [facts_key(skey, name)]})
+    if rows:
+        return rows[0]
+    rows = store.run("kg_facts_by_lkey", {"keys": [facts_lkey(skey, fold(name))]})
+    return min(rows, key=lambda r: r["name"]) if rows else None
+
+
+def get_relations(store: GraphStore, dataset: str, sample_id: str | None, entity: str,
+                  direction: str = "both") -> list[str]:
+    """Sorted distinct relations touching ``entity``; direction 'both', 'out' (entity is head) or 'in'."""
+    return sorted({r for r, d in get_relations_directed(store, dataset, sample_id, entity)
+                   if direction == "both" or d == direction})
+
+
+def get_relations_directed(store: GraphStore, dataset: str, sample_id: str | None,
+                           entity: str) -> list[tuple[str, str]]:
+    """Sorted (relation, direction) pairs touching ``entity``; direction 'out' (head) or 'in' (tail)."""
+    if sample_id is not None:
+        row = _sample_facts(store, dataset, sample_id, entity)
+        if row is None:
+            return []
+        pairs = {(r, "out") for r in row["out_rel"] or []} | {(r, "in") for r in row["in_rel"] or []}
+        return sorted(pairs)
+    name = resolve_entity(store, dataset, entity)
+    if name is None:
+        return []
+    rows = store.run("kg_graph_relations", {"key": entity_key(dataset, name)})
+    return sorted({(r["relation"], r["direction"]) for r in rows})
+
+
+def get_triples(store: GraphStore, dataset: str, sample_id: str | None, entity: str,
+                relations: list[str] | None = None, direction: str = "both",
+                limit_per_relation: int | None = None) -> list[Triple]:
+    """Sorted distinct (head, relation, tail) triples touching ``entity`` via ``relations`` (None: all)."""
+    if sample_id is not None:
+        row = _sample_facts(store, dataset, sample_id, entity)
+        if row is None:
+            return []
+        name = row["name"]
+        found: set[Triple] = set()
+        if direction in ("both", "out"):
+            found |= {(name, r, t) for r, t in zip(row["out_rel"] or [], row["out_ent"] or [], strict=False)}
+        if direction in ("both", "in"):
+            found |= {(h, r, name) for r, h in zip(row["in_rel"] or [], row["in_ent"] or [], strict=False)}
+    else:
+        resolved = resolve_entity(store, dataset, entity)
+        if resolved is None:
+            return []
+        name = resolved
+        rels = relations if relations is not None else [
+            r for r, _ in get_relations_directed(store, dataset, None, name)]
+        rows = store.run("kg_graph_triples", {"key": entity_key(dataset, name), "relations": list(rels)})
+        found = {(r["head"], r["relation"], r["tail"]) for r in rows}
+        if direction == "out":
+            found = {t for t in found if t[0] == name}
+        elif direction == "in":
+            found = {t for t in found if t[2] == name}
+    if relations is not None:
+        wanted = set(relations)
+        found = {t for t in found if t[1] in wanted}
+    ordered = sorted(found)
+    if limit_per_relation is None:
+        return ordered
+    counts: dict[str, int] = {}
+    out = []
+    for triple in ordered:
+        n = counts.get(triple[1], 0)
+        if n < limit_per_relation:
+            out.append(triple)
+            counts[triple[1]] = n + 1
+    return out
+
+
+def get_tail_entities(store: GraphStore, dataset: str, sample_id: str | None, entity: str,
+                      relation: str) -> list[str]:
+    """Sorted tails t with (entity, relation, t)."""
+    return sorted({t for _, _, t in get_triples(store, dataset, sample_id, entity, [relation], "out")})
+
+
+def get_head_entities(store: GraphStore, dataset: str, sample_id: str | None, entity: str,
+                      relation: str) -> list[str]:
+    """Sorted heads h with (h, relation, entity)."""
+    return sorted({h for h, _, _ in get_triples(store, dataset, sample_id, entity, [relation], "in")})
+
+
+def list_datasets(store: GraphStore) -> list[dict[str, Any]]:
+    """Loaded datasets: ``[{name, samples, triples}]``."""
+    return [{"name": r["name"], "samples": int(r.get("samples") or 0), "triples": int(r.get("triples") or 0)}
+            for r in store.run("kg_datasets")]
+
+
+def get_sample(store: GraphStore, dataset: str, sample_id: str) -> dict[str, Any] | None:
+    """A sample's stored question, answers, q_entity, a_entity, n_triples (None when absent)."""
+    rows = store.run("kg_sample_get", {"key": sample_key(dataset, sample_id)})
+    return rows[0] if rows else None
+
+
+class StoreKGView:
+    """The ``KGView`` protocol of :mod:`app.reasoning.structgpt` over the store (sample or whole graph)."""
+
+    def __init__(self, store: GraphStore, dataset: str, sample_id: str | None = None) -> None:
+        self.store, self.dataset, self.sample_id = store, dataset, sample_id
+
+    def resolve(self, entity: str) -> str | None:
+        return resolve_entity(self.store, self.dataset, entity, self.sample_id)
+
+    def relations(self, entity: str) -> list[tuple[str, str]]:
+        return get_relations_directed(self.store, self.dataset, self.sample_id, entity)
+
+    def triples(self, entity: str, relation: str, direction: str) -> list[Triple]:
+        return get_triples(self.store, self.dataset, self.sample_id, entity, [relation], direction)

@@ -1,0 +1,56 @@
+"""The loader's unit: one RoG-shaped sample (question + its subgraph triples)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class KGRecord:
+    """A RoG record: ``{id, question, answer, q_entity, a_entity, graph}``."""
+
+    sample_id: str
+    triples: list[Triple]
+    question: str = ""
+    answers: list[str] = field(default_factory=list)
+    q_entity: list[str] = field(default_factory=list)
+    a_entity: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_rog(cls, row: dict[str, Any]) -> KGRecord:
+        """Build from a RoG row (HF parquet/JSON field names); bad triples are skipped."""
+        sample_id = row.get("id", row.get("sample_id"))
+        if sample_id is None or str(sample_id).strip() == "":
+            raise ValueError("a RoG record has no 'id'")
+        graph = row.get("graph", row.get("triples")) or []
+        return cls(
+            sample_id=str(sample_id),
+            triples=clean_triples(graph),
+            question=str(row.get("question") or ""),
+            answers=_str_list(row.get("answer", row.get("answers"))),
+            q_entity=_str_list(row.get("q_entity")),
+            a_entity=_str_list(row.get("a_entity")),
+        )
+
+
+def _str_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def clean_triples(graph: Any) -> list[Triple]:
+    """Triples as 3-tuples of strings; rows that are not 3 non-empty values are dropped."""
+    out: list[Triple] = []
+    for item in graph:
+        if item is None or len(item) != 3:
+            continue
+        h, r, t = (str(x) for x in item)
+        if h and r and t:
+            out.append((h, r, t))
+    return out
