@@ -1,0 +1,124 @@
+"""Ingest jobs: one running ingest per path (409 otherwise), run on a background thread with an event queue.
+
+A job keeps running when its SSE client disconnects: the ingest always completes (or fails) in
+the background, so the graph never holds a half-written batch beyond what a resume repairs.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import BadInput, NeoRAGError
+from app.services.container import Services
+from ingest.options import IngestOptions
+
+log = logging.getLogger(__name__)
+RESULT = "__result__"
+ERROR = "__error__"
+_REGISTRY_LOCK = threading.Lock()
+
+
+def run_ingest(services: Services, path: Path, options: IngestOptions,
+               progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Full ingest or relations-only mode, as a JSON-ready dict."""
+    if options.inc_rel_only:
+        from ingest.relations_only import ingest_relations_only
+
+        return ingest_relations_only(services, path, options, progress).as_dict()
+    from ingest.pipeline import ingest_path
+
+    return ingest_path(services, path, options, progress).as_dict()
+
+
+class IngestJob:
+    """One ingest of one path; events are read with ``drain``."""
+
+    def __init__(self, key: str, path: Path, options: IngestOptions) -> None:
+        self.key, self.path, self.options = key, path, options
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.done = threading.Event()
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.events.put(event)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every event queued so far."""
+        out = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                return out
+
+
+class IngestJobs:
+    """Registry of running ingests, keyed by resolved path."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active: dict[str, IngestJob] = {}
+
+    def _claim(self, path: Path, options: IngestOptions) -> IngestJob:
+        key = str(path)
+        with self._lock:
+            if key in self._active:
+                raise BadInput(f"path: an ingest of {key} is already running; wait for it to finish",
+                               status=409, field="path")
+            job = IngestJob(key, path, options)
+            self._active[key] = job
+            return job
+
+    def _release(self, job: IngestJob) -> None:
+        with self._lock:
+            self._active.pop(job.key, None)
+        job.done.set()
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return sorted(self._active)
+
+    def run_sync(self, services: Services, path: Path, options: IngestOptions) -> dict[str, Any]:
+        """Run in the calling thread (POST /ingest); 409 when the path is already being ingested."""
+        job = self._claim(path, options)
+        try:
+            return run_ingest(services, path, options)
+        finally:
+            self._release(job)
+
+    def start(self, services: Services, path: Path, options: IngestOptions) -> IngestJob:
+        """Start in a background thread (GET /ingest/stream); 409 when already running."""
+        job = self._claim(path, options)
+
+        def work() -> None:
+            try:
+                job.result = run_ingest(services, path, options, job.emit)
+                job.emit({RESULT: job.result})
+            except BaseException as exc:  # noqa: BLE001 - reported as an error event
+                job.error = exc
+                message = str(exc) if isinstance(exc, NeoRAGError) else f"{type(exc).__name__}: {exc}"
+                if not isinstance(exc, NeoRAGError):
+                    log.error("ingest of %s failed: %s", path, traceback.format_exc())
+                job.emit({ERROR: message})
+            finally:
+                self._release(job)
+
+        threading.Thread(target=work, name=f"ingest:{path.name}", daemon=True).start()
+        return job
+
+
+def ingest_jobs(services: Services) -> IngestJobs:
+    """The process's job registry (kept in ``services.extras['ingest_jobs']``)."""
+    with _REGISTRY_LOCK:
+        jobs = services.extras.get("ingest_jobs")
+        if not isinstance(jobs, IngestJobs):
+            jobs = IngestJobs()
+            services.extras["ingest_jobs"] = jobs
+        return jobs
