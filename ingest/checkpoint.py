@@ -35,9 +35,18 @@ def checkpoint_path(target: Path, checkpoint_dir: Path | None, state_dir: Path) 
     if checkpoint_dir is not None:
         return checkpoint_dir / suffixed
     parent = target.parent
-    if os.access(parent, os.W_OK):
+    if _writable(parent):
         return parent / name
     return state_dir / suffixed
+
+
+def _writable(directory: Path) -> bool:
+    """Writable for us and not marked read-only (no write bit at all, which also binds root)."""
+    try:
+        mode = directory.stat().st_mode
+    except OSError:
+        return False
+    return bool(mode & 0o222) and os.access(directory, os.W_OK)
 
 
 class Checkpoint:
