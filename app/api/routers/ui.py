@@ -1,11 +1,15 @@
-"""GET /ui (the browser page) and GET /ui/<asset> (its static files, from the package)."""
+"""GET /ui (the browser page), GET /ui/<asset> (its static files, from the package) and
+GET /ui/api/chunks (text previews for the sources list of a streamed answer)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 
+from app.api.deps import get_services
+from app.services.container import Services
 from app.ui import CONTENT_TYPES, STATIC_DIR, resolve_asset
+from app.ui.previews import chunk_previews
 
 router = APIRouter(tags=["ui"])
 
@@ -22,6 +26,13 @@ def ui_index() -> Response:
 def ui_slash() -> Response:
     """``/ui/`` -> ``/ui`` so relative asset URLs resolve the same way."""
     return RedirectResponse("/ui", status_code=307)
+
+
+@router.get("/ui/api/chunks", tags=["ui"])
+def ui_chunk_previews(ids: list[str] = Query(..., description="Chunk ids (repeat the parameter), at most 50."),
+                      services: Services = Depends(get_services)) -> dict[str, list[dict[str, object]]]:
+    """Text previews of stored chunks, for the sources list under a streamed answer."""
+    return {"chunks": chunk_previews(services.store, ids)}
 
 
 @router.get("/ui/{name:path}", include_in_schema=False)

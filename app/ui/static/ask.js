@@ -3,7 +3,7 @@
 "use strict";
 
 (function () {
-  const { $, el, escapeHtml, fmtNum, errorText, views } = window.NeoRAG;
+  const { $, el, escapeHtml, fmtNum, errorText, api, views } = window.NeoRAG;
 
   const thread = $("#ask-thread");
   const form = $("#ask-form");
@@ -64,7 +64,7 @@
       .map(([k, v]) => k + " " + (isNaN(Number(v)) ? v : fmtNum(Number(v), 3)));
     const preview = src.preview || f.text || f.preview;
     return el("li", { class: "source" + (cited ? " cited" : ""), id: "src-" + turn + "-" + src.rank,
-      "data-rank": src.rank }, [
+      "data-rank": src.rank, "data-id": src.id }, [
       el("div", { class: "head" }, [
         el("span", { class: "label", text: "S" + src.rank }),
         f.reason ? el("span", { class: "badge " + f.reason, text: f.reason }) : null,
@@ -73,6 +73,23 @@
       ]),
       preview ? el("div", { class: "preview", text: preview }) : null,
     ]);
+  }
+
+  /** Fill in text previews for stored chunks (the [SOURCES] trailer carries ids and scores only). */
+  async function loadPreviews(box, sources) {
+    const ids = sources.filter((s) => !s.preview && s.fields.reason !== "external").map((s) => s.id);
+    if (!ids.length) return;
+    const query = new URLSearchParams();
+    for (const id of ids.slice(0, 50)) query.append("ids", id);
+    let data;
+    try { data = await api("GET", "/ui/api/chunks?" + query.toString()); } catch (_) { return; }
+    const byId = new Map((data.chunks || []).map((c) => [c.id, c]));
+    for (const li of box.querySelectorAll("li.source")) {
+      const c = byId.get(li.dataset.id);
+      if (!c || li.querySelector(".preview")) continue;
+      if (c.title || c.source) li.querySelector(".head").append(el("span", { class: "origin", text: c.title || c.source }));
+      li.append(el("div", { class: "preview", text: c.preview }));
+    }
   }
 
   function addTurn(role, text) {
@@ -119,7 +136,9 @@
         meta.textContent = "streaming… " + text.length + " chars";
       }
       text += decoder.decode();
-      finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q);
+      const mode = resp.headers.get("X-NeoRAG-Mode");
+      const sources = finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q, mode);
+      await loadPreviews(box, sources);
     } catch (e) {
       answerEl.classList.remove("streaming");
       box.append(el("div", { class: "alert error", text: e.message }));
@@ -130,7 +149,7 @@
     }
   }
 
-  function finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q) {
+  function finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q, mode) {
     const parts = splitStream(text);
     answerEl.classList.remove("streaming");
     answerEl.innerHTML = renderAnswer(parts.answer, turn);
@@ -145,11 +164,13 @@
       if (!box.querySelector("#src-" + turn + "-" + a.dataset.rank)) a.classList.add("missing");
     }
     const secs = (performance.now() - t0) / 1000;
-    meta.textContent = sources.length + " source(s) · " + secs.toFixed(1) + " s" +
-      (firstAt ? " · first token after " + ((firstAt - t0) / 1000).toFixed(2) + " s" : "");
+    meta.textContent = (mode === "extractive" ? "extractive answer (no LLM) · " : mode ? mode + " answer · " : "") +
+      sources.length + " source(s) · " + secs.toFixed(1) + " s" +
+      (firstAt ? " · first bytes after " + ((firstAt - t0) / 1000).toFixed(2) + " s" : "");
     if (!parts.error) {
       history.push({ role: "user", content: q }, { role: "assistant", content: parts.answer });
     }
+    return sources;
   }
 
   thread.addEventListener("click", (ev) => {

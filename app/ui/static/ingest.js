@@ -83,6 +83,7 @@
     if (stage === "error") { fail(data.error || data.message || JSON.stringify(data)); return; }
     if (stage === "result") { showResult(data.result || data); return; }
     if (stage === "done") { finish(); return; }
+    if (/(_warn|^file_error)$/.test(stage)) { warnInPlace(stage, data); return; }
     const current = data.current !== undefined ? data.current : data.processed;
     const total = data.total;
     const st = stageRow(stage);
@@ -106,6 +107,16 @@
     updateOverall();
   }
 
+  /** Per-file errors and per-pair warnings: listed in place while the run goes on (no stage row). */
+  function warnInPlace(stage, data) {
+    const what = data.file || data.pair || "";
+    const msg = data.error || data.detail || JSON.stringify(data);
+    run.warnings.push(stage + ": " + (what ? what + ": " : "") + msg);
+    showError(errorEl, run.warnings.length + " problem(s) so far (the run continues):\n" +
+      run.warnings.slice(-8).map((w) => "• " + w).join("\n"));
+    log(stage + " " + what + " " + msg, "err");
+  }
+
   function showResult(result) {
     run.result = result;
     const flat = {};
@@ -118,7 +129,7 @@
     $("#ingest-result-card").hidden = false;
     log("result: " + JSON.stringify(result), "ok");
     if (errors.length) {
-      showError(errorEl, errors.length + " file(s) had errors:\n" +
+      showError(errorEl, errors.length + " file(s) could not be ingested:\n" +
         errors.map((e) => "• " + (typeof e === "object" ? Object.values(e).join(": ") : e)).join("\n"));
     }
   }
@@ -144,6 +155,8 @@
   function fail(message) {
     run.finished = "error";
     closeSource();
+    const last = run.lastStage && run.stages.get(run.lastStage);
+    setBar(overall, last && last.counted ? last.pct : 0, { label: "failed" + (run.lastStage ? " in " + run.lastStage : "") });
     setState("error");
     showError(errorEl, message);
     log("error: " + message, "err");
@@ -153,6 +166,8 @@
   function disconnected(why) {
     run.finished = "disconnected";
     closeSource();
+    const last = run.lastStage && run.stages.get(run.lastStage);
+    setBar(overall, last && last.counted ? last.pct : 0, { label: "interrupted" + (run.lastStage ? " in " + run.lastStage : "") });
     setState(why === "stopped" ? "stopped" : "disconnected");
     const where = run.lastStage ? " during stage “" + run.lastStage + "”" : "";
     $("#ingest-resume-text").textContent = (why === "stopped" ? "Stopped" : "Connection lost") + where +
@@ -191,7 +206,8 @@
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) query.set(k, String(v));
     const url = "/ingest/stream?" + query.toString();
-    run = { params, stages: new Map(), finished: null, gotEvent: false, startedAt: Date.now(), lastStage: null };
+    run = { params, stages: new Map(), finished: null, gotEvent: false, startedAt: Date.now(), lastStage: null,
+      warnings: [] };
     setBar(overall, 0, { indeterminate: true, label: "starting…" });
     setState("running");
     log("GET " + url);

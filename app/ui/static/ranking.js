@@ -17,6 +17,10 @@
     return item[key];
   }
 
+  function score(v) {
+    return typeof v === "number" && isFinite(v) ? v.toFixed(4) : fmtNum(v);
+  }
+
   function compare(a, b) {
     const type = ($('th[data-key="' + sortKey + '"]', table) || {}).dataset?.type || "str";
     const va = value(a, sortKey);
@@ -35,13 +39,15 @@
     }
     const maxFinal = Math.max(1e-9, ...items.map((i) => Number(value(i, "final_score")) || 0));
     const rows = items.slice().sort(compare).map((it) => {
-      const num = (key) => el("td", { class: "num", "data-key": key, text: fmtNum(value(it, key), 4) });
+      const num = (key) => el("td", { class: "num", "data-key": key, text: score(value(it, key)) });
       const final = num("final_score");
       const f = Number(value(it, "final_score"));
-      if (isFinite(f) && f > 0) final.append(el("span", { class: "score-bar", style: "width:" + Math.round(40 * f / maxFinal) + "px" }));
+      final.append(el("span", { class: "score-track" }, [el("span", { class: "score-bar",
+        style: "width:" + (isFinite(f) && f > 0 ? Math.round(100 * f / maxFinal) : 0) + "%" })]));
       return el("tr", { "data-id": it.id }, [
         el("td", { class: "num", "data-key": "rank", text: it.rank }),
-        el("td", { class: "id", title: it.id, text: it.id }),
+        el("td", { class: "id", title: it.id }, [el("div", { class: "sid", text: it.id }),
+          it.title ? el("div", { class: "title", text: it.title + (it.depth ? " · depth " + it.depth : "") }) : null]),
         el("td", { "data-key": "reason" }, [el("span", { class: "badge " + (it.reason || ""), text: it.reason || "—" })]),
         el("td", { "data-key": "rel_type", text: it.rel_type ? it.rel_type + (it.rel_conf != null ? " (" + fmtNum(it.rel_conf, 2) + ")" : "") : "—" }),
         num("score_raw"), num("base_norm"), num("bonus"), num("composite_score"), final,

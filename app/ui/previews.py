@@ -1,0 +1,33 @@
+"""Short text previews of chunks for the page's sources lists (no HTTP here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.errors import BadInput
+from app.store.base import GraphStore
+
+MAX_IDS = 50
+PREVIEW_CHARS = 320
+
+
+def chunk_previews(store: GraphStore, ids: list[str], chars: int = PREVIEW_CHARS) -> list[dict[str, Any]]:
+    """``[{id, title, source, preview}]`` for the stored chunks among ``ids``, in the order asked.
+
+    Ids not stored (external contexts, deleted chunks) are left out.
+    """
+    clean = [i.strip() for i in ids if isinstance(i, str) and i.strip()]
+    if not clean:
+        raise BadInput("ids: give at least one chunk id", field="ids")
+    if len(clean) > MAX_IDS:
+        raise BadInput(f"ids: at most {MAX_IDS} ids per request, got {len(clean)}", field="ids")
+    rows = {r["id"]: r for r in store.run("chunk_get_by_ids", {"ids": list(dict.fromkeys(clean))})}
+    out = []
+    for cid in dict.fromkeys(clean):
+        row = rows.get(cid)
+        if row is None:
+            continue
+        text = " ".join(str(row.get("text") or "").split())
+        preview = text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+        out.append({"id": cid, "title": row.get("title"), "source": row.get("source"), "preview": preview})
+    return out

@@ -1,0 +1,269 @@
+"""The /ui page in a real headless Chromium against a real uvicorn server on the embedded store.
+
+One server and one browser for the whole module (the views share the graph: ingest first, then ask,
+preview and KG). Screenshots of every view land in tests/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from app.core.config import Settings
+from app.store.cypher_library import CypherLibrary
+from app.store.embedded import ServerInfo
+from app.store.falkor import FalkorStore
+from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
+from tests.browser.server import live_server
+from tests.conftest import FIXTURES
+from tests.support.fake_openai import ScriptedOpenAI
+
+pytestmark = pytest.mark.browser
+
+CORPUS = FIXTURES / "ui" / "corpus"
+
+
+ANSWER = "The team lead reviews the request first [S1]. Requests above 5,000 euros also need the finance controller [S2]."
+
+
+def _answer(body: dict[str, Any]) -> str:
+    """The fake LLM: echoes the question for a rewrite prompt, otherwise answers citing S1 and S2."""
+    messages = body.get("messages") or []
+    system = str(messages[0].get("content", "")) if messages else ""
+    if system.startswith("Rewrite"):
+        return str(messages[-1].get("content", "")).rsplit("Last question:", 1)[-1].strip()
+    return ANSWER
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(default=_answer) as llm:
+        yield llm
+
+
+@pytest.fixture(scope="module")
+def ui_settings(falkor_server: ServerInfo, fake_llm: ScriptedOpenAI,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """Settings on this module's own graph, an ingest root holding the small corpus, the fake LLM."""
+    root = tmp_path_factory.mktemp("ui_roots")
+    shutil.copytree(CORPUS, root / "corpus")
+    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir, falkor_port=falkor_server.port,
+                        graph_name=f"ui_{uuid.uuid4().hex[:10]}", llm_base_url=fake_llm.base_url)
+    extra = {k: v for k, v in {"ingest_roots": [root], "ingest_llm_relations": "off"}.items()
+             if k in Settings.model_fields}
+    settings = settings.model_copy(update=extra)
+    yield settings
+    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
+                        settings.graph_name)
+    store.drop_graph()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def base_url(ui_settings: Settings) -> Iterator[str]:
+    with live_server(ui_settings) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    why = missing_browser()
+    if why:
+        pytest.fail(why)
+    with chromium() as driver:
+        yield driver
+
+
+def _open(browser: WebDriver, base_url: str, view: str) -> None:
+    browser.get(f"{base_url}/ui#{view}")
+    WebDriverWait(browser, 10).until(
+        lambda d: d.find_element(By.ID, f"view-{view}").is_displayed())
+
+
+def _wait(browser: WebDriver, what: Any, timeout: float = 30) -> Any:
+    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
+
+
+def test_status_view_shows_backend_counts_index_and_llm(browser: WebDriver, base_url: str) -> None:
+    _open(browser, base_url, "status")
+    card = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, '[data-stat="backend"] .v')
+                 if d.find_elements(By.CSS_SELECTOR, '[data-stat="backend"]') else None)
+    assert card.text == "embedded"
+    llm = browser.find_element(By.CSS_SELECTOR, '[data-stat="llm"] .v').text
+    assert llm == "configured"
+    vi = browser.find_element(By.CSS_SELECTOR, '[data-stat="vector index"]').text
+    assert "dim 384" in vi
+    assert browser.find_element(By.CSS_SELECTOR, '[data-stat="graph"] .v').text.endswith("nodes")
+    assert browser.find_element(By.ID, "health-pill").text == "server ok"
+    index_rows = browser.find_elements(By.CSS_SELECTOR, "#status-indexes tbody tr")
+    assert any("VECTOR" in r.text for r in index_rows)
+    screenshot(browser, "status")
+    assert console_errors(browser) == []
+
+
+def test_every_tab_switches_view_without_errors(browser: WebDriver, base_url: str) -> None:
+    _open(browser, base_url, "ingest")
+    for view in ("ask", "ranking", "kg", "status", "ingest"):
+        browser.find_element(By.ID, f"tab-{view}").click()
+        _wait(browser, lambda d, v=view: d.find_element(By.ID, f"view-{v}").is_displayed(), 5)
+        shown = [s.get_attribute("id") for s in browser.find_elements(By.CSS_SELECTOR, "section.view")
+                 if s.is_displayed()]
+        assert shown == [f"view-{view}"]
+        assert "active" in (browser.find_element(By.ID, f"tab-{view}").get_attribute("class") or "")
+    assert console_errors(browser) == []
+
+
+def _ingest(browser: WebDriver, path: Path | str, incremental: bool = False) -> None:
+    field = browser.find_element(By.ID, "ingest-path")
+    field.clear()
+    field.send_keys(str(path))
+    box = browser.find_element(By.ID, "ingest-incremental")
+    if box.is_selected() != incremental:
+        box.click()
+    browser.find_element(By.ID, "ingest-start").click()
+
+
+def _counts(browser: WebDriver) -> dict[str, str]:
+    rows = browser.find_elements(By.CSS_SELECTOR, "#ingest-counts tbody tr")
+    return {r.get_attribute("data-key") or "": r.find_element(By.TAG_NAME, "td").text for r in rows}
+
+
+def test_ingest_streams_progress_to_100_and_shows_counts(browser: WebDriver, base_url: str,
+                                                        ui_settings: Settings) -> None:
+    root = Path(ui_settings.ingest_roots[0])  # type: ignore[attr-defined]
+    shutil.copytree(CORPUS, root / "browser_ingest")
+    _open(browser, base_url, "ingest")
+    _ingest(browser, root / "browser_ingest")
+    _wait(browser, lambda d: d.find_element(By.ID, "ingest-state").text.lower() in ("done", "error"), 90)
+    assert browser.find_element(By.ID, "ingest-state").text.lower() == "done", \
+        browser.find_element(By.ID, "ingest-error").text
+    overall = browser.find_element(By.ID, "ingest-overall")
+    assert overall.get_attribute("aria-valuenow") == "100"
+    stages = {r.get_attribute("data-stage"): r for r in browser.find_elements(By.CSS_SELECTOR, "#ingest-stages tr[data-stage]")}
+    assert {"scan_input", "embedding_progress"} <= set(stages)
+    emb = stages["embedding_progress"]
+    current, total = (int(x) for x in emb.find_element(By.CSS_SELECTOR, "td.counts").text.split(" / "))
+    assert current == total > 0
+    for row in stages.values():
+        assert row.find_element(By.CSS_SELECTOR, "[role=progressbar]").get_attribute("aria-valuenow") == "100"
+    counts = _counts(browser)
+    assert counts["files_processed"] == "3"
+    assert int(counts["chunks_new"]) == total
+    assert "stream opened" in browser.find_element(By.ID, "ingest-log").text
+    assert not browser.find_element(By.ID, "ingest-error").is_displayed()
+    assert browser.find_element(By.ID, "ingest-start").is_enabled()
+    screenshot(browser, "ingest")
+    assert console_errors(browser) == []
+
+
+def test_ingest_outside_the_roots_shows_the_error_in_place(browser: WebDriver, base_url: str,
+                                                          tmp_path: Path) -> None:
+    _open(browser, base_url, "ingest")
+    _ingest(browser, tmp_path)
+    _wait(browser, lambda d: d.find_element(By.ID, "ingest-state").text.lower() == "error", 20)
+    error = browser.find_element(By.ID, "ingest-error")
+    assert error.is_displayed()
+    assert "HTTP 403" in error.text and "root" in error.text.lower()
+    assert not browser.find_element(By.ID, "ingest-resume").is_displayed()
+    screenshot(browser, "ingest_error")
+    console_errors(browser)  # the refused stream logs its 403: expected
+
+
+@pytest.fixture(scope="module")
+def corpus_root(ui_settings: Settings) -> Path:
+    return Path(ui_settings.ingest_roots[0]) / "corpus"  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def ingested(ui_settings: Settings, corpus_root: Path, base_url: str) -> Path:
+    """The corpus is in the graph (incremental: a no-op when the browser ingest already did it)."""
+    from app.services.container import build_services
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
+    services = build_services(ui_settings, start_embedded=False)
+    try:
+        ingest_path(services, corpus_root, IngestOptions(incremental=True, llm_relations=False))
+    finally:
+        services.store.close()
+    return corpus_root
+
+
+def test_ask_streams_answer_with_linked_sources(browser: WebDriver, base_url: str, ingested: Path,
+                                                fake_llm: ScriptedOpenAI) -> None:
+    _open(browser, base_url, "ask")
+    box = browser.find_element(By.ID, "ask-question")
+    box.send_keys("Who reviews a purchase request?")
+    browser.find_element(By.ID, "ask-send").click()
+    sources = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn.assistant li.source") or None)
+    answer = browser.find_element(By.CSS_SELECTOR, ".turn.assistant .answer")
+    assert answer.text.startswith("The team lead reviews the request first")
+    assert "[SOURCES]" not in answer.text and "rank=" not in answer.text
+    assert "streaming" not in (answer.get_attribute("class") or "")
+    cites = answer.find_elements(By.CSS_SELECTOR, "a.cite")
+    assert [c.text for c in cites] == ["[S1]", "[S2]"]
+    assert not answer.find_elements(By.CSS_SELECTOR, "a.cite.missing")
+    first = sources[0]
+    assert first.get_attribute("id") == "src-1-1"
+    assert first.find_element(By.CSS_SELECTOR, ".label").text == "S1"
+    assert first.find_element(By.CSS_SELECTOR, ".sid").text == first.get_attribute("data-id") != ""
+    assert "score" in first.find_element(By.CSS_SELECTOR, ".scores").text
+    assert first.find_element(By.CSS_SELECTOR, ".badge").text  # the reason
+    preview = _wait(browser, lambda d: first.find_elements(By.CSS_SELECTOR, ".preview") or None, 10)[0]
+    assert len(preview.text) > 20
+    cites[1].click()
+    _wait(browser, lambda d: "flash" in (d.find_element(By.ID, "src-1-2").get_attribute("class") or ""), 5)
+    # The page keeps the history: the second question sends the first turn along.
+    box.send_keys("And who places the order?")
+    browser.find_element(By.ID, "ask-send").click()
+    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".turn.assistant .sources")) == 2)
+    answer_calls = [r for r in fake_llm.requests
+                    if not str(r["messages"][0].get("content", "")).startswith("Rewrite")]
+    last = answer_calls[-1]["messages"]
+    assert any(m["role"] == "assistant" and m["content"].startswith("The team lead") for m in last)
+    screenshot(browser, "ask")
+    assert console_errors(browser) == []
+
+
+def test_ask_shows_bad_input_error_in_place(browser: WebDriver, base_url: str) -> None:
+    _open(browser, base_url, "ask")
+    browser.execute_script("document.getElementById('ask-question').value = 'x'.repeat(20000);")
+    browser.find_element(By.ID, "ask-send").click()
+    alert = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn.assistant .alert.error") or None)
+    assert "HTTP 4" in alert[0].text and "question" in alert[0].text
+    assert all("/query" in e and "422" in e for e in console_errors(browser))  # only the expected 4xx
+
+
+def test_ranking_preview_table_sorts(browser: WebDriver, base_url: str, ingested: Path) -> None:
+    _open(browser, base_url, "ranking")
+    browser.find_element(By.ID, "rank-question").send_keys("finance controller approval")
+    browser.find_element(By.ID, "rank-go").click()
+    rows = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#rank-table tbody tr") or None)
+    assert len(rows) >= 2
+    headers = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#rank-table thead th")]
+    for col in ("base_norm", "bonus", "composite", "final", "reason", "rel_type"):
+        assert col in headers
+
+    def column(key: str) -> list[float]:
+        cells = browser.find_elements(By.CSS_SELECTOR, f'#rank-table tbody td[data-key="{key}"]')
+        return [float(c.text.replace(",", "")) for c in cells if c.text not in ("—", "")]
+
+    assert browser.find_element(By.CSS_SELECTOR, "#rank-table tbody td.id .title").text  # the document title
+
+    finals = column("final_score")
+    assert finals == sorted(finals, reverse=True)  # the server's order
+    header = browser.find_element(By.CSS_SELECTOR, '#rank-table th[data-key="base_norm"]')
+    header.click()
+    assert column("base_norm") == sorted(column("base_norm"), reverse=True)
+    header.click()
+    assert column("base_norm") == sorted(column("base_norm"))
+    assert "sorted-asc" in (header.get_attribute("class") or "")
+    screenshot(browser, "ranking")
+    assert console_errors(browser) == []
