@@ -312,3 +312,17 @@ def test_dialect_override_is_what_the_store_runs(tmp_path: Path, falkor_server: 
     finally:
         store.drop_graph()
         store.close()
+
+
+def test_falkor_parameter_encoding_matches_the_client() -> None:
+    from falkordb.helpers import stringify_param_value
+
+    from app.store.falkor import cypher_literal, params_header
+
+    values: list[Any] = [*TRICKY, 0, -3, 2.5, 1e-30, True, False, None, [], {}, [0.25, -1.0, 3.0],
+                         [1, "a", None, [2.0, 3.0]], {"k": [0.5, 1.5], "s": 'x"\\y', "n": {"m": None}},
+                         [float("nan"), 1.0]]
+    for value in values:
+        assert cypher_literal(value) == stringify_param_value(value)
+    assert params_header({}) == ""
+    assert params_header({"rows": [{"id": "a"}], "k": 3}) == 'CYPHER `rows`=[{`id`:"a"}] `k`=3 '

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import redis
 from falkordb import FalkorDB
 from falkordb.edge import Edge
+from falkordb.helpers import stringify_param_value
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
 
@@ -29,6 +31,49 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [to_plain(v) for v in value]
     return value
+
+
+_float_list = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def cypher_literal(value: Any) -> str:
+    """A parameter value as FalkorDB's ``CYPHER name=<literal>`` header expects it.
+
+    Same text as ``falkordb.helpers.stringify_param_value``, faster on big batches: lists of floats
+    (embeddings) are encoded in C by ``json``; anything unusual falls back to the client's encoder.
+    """
+    kind = type(value)
+    if kind is str:
+        if "\\" in value or '"' in value:
+            value = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + value + '"'
+    if kind is int or kind is float:
+        return repr(value)
+    if kind is dict:
+        parts = []
+        for key, item in value.items():
+            key = str(key)
+            if not key or "`" in key:
+                return stringify_param_value(value)  # raises its own clear error
+            parts.append("`" + key + "`:" + cypher_literal(item))
+        return "{" + ",".join(parts) + "}"
+    if kind is list or kind is tuple:
+        if value and type(value[0]) is float and all(type(x) is float for x in value):
+            try:
+                return _float_list(value)
+            except ValueError:  # NaN / infinity
+                pass
+        return "[" + ",".join([cypher_literal(item) for item in value]) + "]"
+    if value is None:
+        return "null"
+    return str(stringify_param_value(value))
+
+
+def params_header(params: dict[str, Any]) -> str:
+    """``CYPHER a=... b=... `` for ``params`` (empty when there are none)."""
+    if not params:
+        return ""
+    return "CYPHER " + "".join(f"`{k}`={cypher_literal(v)} " for k, v in params.items())
 
 
 class FalkorStore(GraphStore):
@@ -54,10 +99,11 @@ class FalkorStore(GraphStore):
 
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         try:
+            query = params_header(params) + text  # built here: the client's encoder is slow on big batches
             if write:
-                result = self._graph.query(text, params, timeout=self.timeout_ms)
+                result = self._graph.query(query, None, timeout=self.timeout_ms)
             else:
-                result = self._graph.ro_query(text, params, timeout=self.timeout_ms)
+                result = self._graph.ro_query(query, None, timeout=self.timeout_ms)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise StoreUnavailable(
                 f"FalkorDB at {self.host}:{self.port} is unreachable",
