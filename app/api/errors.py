@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -9,7 +11,7 @@ from fastapi.responses import JSONResponse
 from app.core.errors import BadInput, ConfigError, LLMUnavailable, StatementError, StoreUnavailable
 
 
-def _field(loc: tuple[object, ...] | list[object]) -> str:
+def _field(loc: Sequence[object]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
     return ".".join(parts) or "body"
 

@@ -141,4 +141,4 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings (read once)."""
-    return Settings()
+    return Settings()  # type: ignore[call-arg]  # values come from the environment

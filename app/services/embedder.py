@@ -51,7 +51,12 @@ class Embedder:
         self._model: Any = SentenceTransformer(self.path, device=device)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
-        self.dimension = int(get_dim())
+        dimension = get_dim()
+        if not dimension:
+            raise ConfigError(f"embedding model {model!r} reports no dimension",
+                              "it is not a sentence-transformers embedding model",
+                              "set NEORAG_EMBEDDING_MODEL to a sentence-transformers model directory")
+        self.dimension = int(dimension)
         self.batch_size = batch_size
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_size = cache_size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from app.core.config import Settings
 from app.core.errors import LLMUnavailable
@@ -94,8 +94,8 @@ class LLMClient:
     def stream(self, messages: list[dict[str, str]], temperature: float | None = None) -> Iterator[str]:
         """Yield text deltas of a streaming completion; raises LLMUnavailable on failure."""
         try:
-            resp = self._client.chat.completions.create(
-                model=self.model, messages=messages, stream=True,
+            resp: Any = self._client.chat.completions.create(
+                model=self.model, messages=cast(Any, messages), stream=True,
                 temperature=self.temperature if temperature is None else temperature)
             with self._lock:
                 self.usage.calls += 1
