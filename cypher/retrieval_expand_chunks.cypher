@@ -1,6 +1,7 @@
 // RELATES_TO and REL neighbours of seed chunks, strongest first, $per_seed each. Params: $ids [string], $per_seed.
 UNWIND $ids AS sid
 MATCH (s:Chunk {id: sid})-[r:RELATES_TO|REL]-(c:Chunk)
+WITH sid, c, r
 WHERE c.id <> sid
 WITH sid, c, r ORDER BY coalesce(r.confidence, 0.0) + coalesce(r.weight, 0.0) DESC, c.id
 WITH sid, collect({id: c.id, kind: type(r), weight: r.weight, rel_type: r.type, conf: r.confidence})[..$per_seed] AS ns

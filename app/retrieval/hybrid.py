@@ -11,7 +11,7 @@ from app.core.errors import StatementError
 from app.retrieval.entities import link_entities
 from app.retrieval.rerank import rerank_candidates
 from app.retrieval.scoring import Candidate, Weights, rank, score
-from app.retrieval.state import caches
+from app.retrieval.state import caches, index_status
 from app.retrieval.text import query_terms
 from app.services.container import Services
 
@@ -120,8 +120,15 @@ def retrieve(
     pool = _Pool(opts.max_nodes)
     direct_cap = opts.max_nodes - (opts.depth2_reserve if opts.graph and opts.depth >= 2 else 0)
 
+    indexes = index_status(services)
+    if opts.vector and not indexes["vector"]:
+        result.degraded = True
+        result.degraded_reasons.append("vector index missing: lexical and graph candidates only")
+    if opts.bm25 and not indexes["fulltext"]:
+        result.degraded = True
+        result.degraded_reasons.append("full-text index missing: BM25 skipped, vector and graph only")
     vector_rows: list[dict[str, Any]] = []
-    if opts.vector:
+    if opts.vector and indexes["vector"]:
         t = time.perf_counter()
         try:
             vector_rows = store.run("chunk_vector_search", {"embedding": emb, "k": k})
@@ -135,7 +142,7 @@ def retrieve(
             c.add_reason("vector")
             c.vector_rank, c.score_raw = i, float(row["score"])
 
-    if opts.bm25:
+    if opts.bm25 and indexes["fulltext"]:
         t = time.perf_counter()
         terms = query_terms(question)
         rows: list[dict[str, Any]] = []

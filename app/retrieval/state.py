@@ -48,3 +48,22 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
             "ttl_s": s.cache_ttl_s,
         },
     }
+
+
+def index_status(services: Services, max_age_s: float = 10.0) -> dict[str, bool]:
+    """Whether the chunk vector and full-text indexes exist (re-checked at most every ``max_age_s``)."""
+    import time
+
+    from app.store.schema import list_indexes
+
+    cached = services.extras.get("retrieval_index_status")
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < max_age_s:
+        return cached[1]  # type: ignore[no-any-return]
+    indexes = list_indexes(services.store)
+    status = {
+        "vector": any(i.type == "VECTOR" and i.label == "Chunk" for i in indexes),
+        "fulltext": any(i.type in ("FULLTEXT", "FULL-TEXT") and i.label == "Chunk" for i in indexes),
+    }
+    services.extras["retrieval_index_status"] = (now, status)
+    return status

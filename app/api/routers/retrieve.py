@@ -74,12 +74,11 @@ async def _passages(request: Request, services: Any, data: dict[str, Any]) -> Re
             return JSONResponse(status_code=503, content={
                 "error": "not_available", "message": "passage retrieval is not installed"})
         raise
-    query = data.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise BadInput("query: a non-empty string is required", field="query")
-    top_k = data.get("top_k", getattr(services.settings, "passages_top_k", 5))
-    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
-        raise BadInput("top_k: must be a positive integer", field="top_k")
+    from app.retrieval import validate
+
+    settings = services.settings
+    query = validate.question(settings, data.get("query"), field="query")
+    top_k = validate.top_k(settings, data.get("top_k"), settings.passages_top_k)
     chunks = await run_in_threadpool(retrieve_passages, services, query, top_k)
     if request.query_params.get("shape") == "list":
         return _dumps(chunks)

@@ -1,0 +1,116 @@
+"""Hybrid retrieval on real ingested data: fields, arithmetic, quotas, reasons, degraded and empty graphs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.core.config import Settings
+from app.retrieval.hybrid import options_from_settings, retrieve
+from app.retrieval.passages import retrieve_passages
+from app.services.container import Services, build_services
+from app.store.embedded import ServerInfo
+from tests.support.retrieval_graph import QUESTIONS, ingested_graph
+
+
+@pytest.fixture(scope="module")
+def graph(falkor_server: ServerInfo) -> Iterator[tuple[Settings, Services]]:
+    with ingested_graph(falkor_server) as pair:
+        yield pair
+
+
+def test_supporting_paragraph_is_retrieved_and_fields_add_up(graph: tuple[Settings, Services]) -> None:
+    _, services = graph
+    hits = 0
+    for q in QUESTIONS:
+        result = retrieve(services, q["question"])
+        assert not result.degraded and len(result.top) == 8
+        titles = [c.title for c in result.top]
+        hits += any(t in q["supporting_titles"] for t in titles)
+        raws = [c.score_raw for c in result.candidates if c.score_raw is not None]
+        lo, hi = min(raws), max(raws)
+        for c in result.candidates:
+            assert c.composite == pytest.approx(c.base_norm + c.bonus)
+            assert c.final == pytest.approx(c.composite)
+            assert c.base_norm == pytest.approx((c.score_raw - lo) / (hi - lo))  # type: ignore[operator]
+            assert c.text and c.reason in ("vector", "bm25", "entity", "relates", "cooccur", "llm_rel")
+        finals = [c.final for c in result.candidates]
+        assert finals == sorted(finals, reverse=True)
+    assert hits == len(QUESTIONS)
+
+
+def test_graph_reasons_and_entities_are_recorded(graph: tuple[Settings, Services]) -> None:
+    _, services = graph
+    result = retrieve(services, "Are Christopher Nolan and Sathish Kalathil both film directors?")
+    names = {e["name"] for e in result.entities}
+    assert {"Christopher Nolan", "Sathish Kalathil"} <= names
+    reasons = {r for c in result.candidates for r in c.reasons}
+    assert {"vector", "bm25", "entity"} <= reasons
+    graph_only = [c for c in result.candidates if not (c.vector_rank or c.bm25_rank)]
+    assert graph_only and all(c.graph_reason and c.depth >= 1 for c in graph_only)
+    for c in result.candidates:
+        if c.graph_reason:
+            assert c.graph_bonus == pytest.approx(
+                {"entity": 0.12, "relates": 0.15, "cooccur": 0.10}[c.graph_reason] * 0.5 ** (c.depth - 1))
+
+
+@pytest.mark.parametrize("max_nodes,reserve", [(30, 10), (40, 0), (120, 20)])
+def test_quotas_are_respected(graph: tuple[Settings, Services], max_nodes: int, reserve: int) -> None:
+    _, services = graph
+    q = "Who wrote a song after attending a luau in the Koolauloa District on the island of Oahu?"
+    opts = options_from_settings(services, 8, max_nodes=max_nodes, depth2_reserve=reserve, per_entity=3)
+    result = retrieve(services, q, opts)
+    assert len(result.candidates) <= max_nodes
+    depth1 = [c for c in result.candidates if c.depth == 1 and not (c.vector_rank or c.bm25_rank)]
+    depth2 = [c for c in result.candidates if c.depth == 2 and not (c.vector_rank or c.bm25_rank)]
+    direct = len(result.candidates) - len(depth1) - len(depth2)
+    assert direct + len(depth1) <= max_nodes - reserve
+    if reserve:
+        assert depth2, "the depth-2 reserve must be used when depth-2 nodes exist"
+    by_via: dict[str, int] = {}
+    for c in result.candidates:
+        if c.graph_reason == "entity" and c.via:
+            by_via[c.via] = by_via.get(c.via, 0) + 1
+    assert all(n <= 3 for n in by_via.values())
+
+
+def test_depth_zero_is_hybrid_only(graph: tuple[Settings, Services]) -> None:
+    _, services = graph
+    result = retrieve(services, QUESTIONS[0]["question"], options_from_settings(services, 5, graph=False, depth=0))
+    assert all(c.vector_rank or c.bm25_rank for c in result.candidates)
+    assert all(c.graph_bonus == 0 for c in result.candidates)
+
+
+def test_passages_shape(graph: tuple[Settings, Services]) -> None:
+    _, services = graph
+    items = retrieve_passages(services, "Maximum Overdrive Leland North Carolina", 5)
+    assert len(items) == 5 and set(items[0]) == {"id", "contents", "title", "score"}
+    assert any(i["title"] == "Maximum Overdrive" for i in items)
+
+
+def test_degraded_when_fulltext_index_missing(falkor_server: ServerInfo, graph: tuple[Settings, Services]) -> None:
+    from falkordb import FalkorDB
+
+    settings, _ = graph
+    copy = settings.model_copy(update={"graph_name": settings.graph_name + "_nofts"})
+    db = FalkorDB(port=falkor_server.port)
+    db.select_graph(settings.graph_name).copy(copy.graph_name)
+    services = build_services(copy, start_embedded=False)
+    db.select_graph(copy.graph_name).query("CALL db.idx.fulltext.drop('Chunk')")
+    try:
+        result = retrieve(services, "Maximum Overdrive director")
+        assert result.degraded and "full-text index missing" in result.degraded_reasons[0]
+        assert result.top and not any(c.bm25_rank for c in result.candidates)
+    finally:
+        services.store.drop_graph()  # type: ignore[attr-defined]
+        services.close()
+
+
+def test_empty_graph(settings: Settings) -> None:
+    services = build_services(settings, start_embedded=False)
+    try:
+        result = retrieve(services, "anything at all?")
+        assert result.candidates == [] and result.empty_graph
+    finally:
+        services.close()
