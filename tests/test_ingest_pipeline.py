@@ -1,4 +1,4 @@
-"""The ingest pipeline on a real FalkorDB with the real embedder: formats, invariants, idempotence, incremental."""
+"""Ingest pipeline on real FalkorDB + embedder: formats, invariants, idempotence, incremental."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _copy(dst: Path, names: list[str]) -> Path:
 
 
 @pytest.fixture
-def other_store(settings: Settings, falkor_server):  # type: ignore[no-untyped-def]
+def other_store(settings: Settings, falkor_server):
     s = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
                     settings.graph_name + "_b")
     yield s
@@ -39,7 +39,7 @@ def other_store(settings: Settings, falkor_server):  # type: ignore[no-untyped-d
     s.close()
 
 
-def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp_path) -> None:
     corpus = _copy(tmp_path / "corpus", ALL)
     (corpus / "broken.json").write_text("{nope")
     events: list[dict] = []
@@ -58,19 +58,23 @@ def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp
     assert res.entity_surface_forms >= res.entity_keys and heard == [1]
     assert_invariants(store)
     # HotpotQA / MuSiQue paragraphs: one Document each, titled by the paragraph title, de-duplicated
-    hotpot_titles = {t for qn in json.loads((FIX / "hotpotqa_questions.json").read_text()) for t, _ in qn["context"]}
-    rows = q(store, "MATCH (c:Chunk) WHERE c.source ENDS WITH 'hotpotqa_questions.json' RETURN DISTINCT c.title AS t")
+    questions = json.loads((FIX / "hotpotqa_questions.json").read_text())
+    hotpot_titles = {t for qn in questions for t, _ in qn["context"]}
+    rows = q(store, "MATCH (c:Chunk) WHERE c.source ENDS WITH 'hotpotqa_questions.json' "
+                    "RETURN DISTINCT c.title AS t")
     assert {r["t"] for r in rows} == hotpot_titles
-    assert q(store, "MATCH (c:Chunk {title: 'Journal of Mathematical Physics'}) RETURN count(c) AS n")[0]["n"] == 1
+    jmp = "MATCH (c:Chunk {title: 'Journal of Mathematical Physics'}) RETURN count(c) AS n"
+    assert q(store, jmp)[0]["n"] == 1
     # entities with aliases, CJK and numbers with units
-    ents = {r["id"]: r for r in q(store, "MATCH (e:Entity) RETURN e.id AS id, e.name AS name, e.aliases AS aliases, "
-                                         "e.freq AS freq, e.norm AS norm")}
+    ents = {r["id"]: r for r in q(store, "MATCH (e:Entity) RETURN e.id AS id, e.name AS name, "
+                                         "e.aliases AS aliases, e.freq AS freq, e.norm AS norm")}
     assert {"rhine", "nasa", "长江", "1 230 km", "analytical engine"} <= set(ents)
-    assert ents["rhine"]["freq"] >= 3 and ents["rhine"]["norm"] == "rhine" and "Rhine" in ents["rhine"]["aliases"]
+    rhine = ents["rhine"]
+    assert rhine["freq"] >= 3 and rhine["norm"] == "rhine" and "Rhine" in rhine["aliases"]
     stages = [e["stage"] for e in events]
-    order = ["scan_input", "file_error", "hash_computed", "schema_index", "existing_scan", "embedding_batch",
-             "embedding_progress", "entity_extraction", "cooccurrence", "relates_to", "relation_start",
-             "relation_extraction_done"]
+    order = ["scan_input", "file_error", "hash_computed", "schema_index", "existing_scan",
+             "embedding_batch", "embedding_progress", "entity_extraction", "cooccurrence", "relates_to",
+             "relation_start", "relation_extraction_done"]
     assert [s for s in order if s in stages] == order
     assert [stages.index(s) for s in order] == sorted(stages.index(s) for s in order)
     last = [e for e in events if e["stage"] == "embedding_progress"][-1]
@@ -118,7 +122,7 @@ def test_incremental_edit_and_delete_match_a_clean_ingest(settings, store, other
     assert counts(other_store) == counts(store)
 
 
-def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder, tmp_path) -> None:
     corpus = _copy(tmp_path / "r", ["extra.jsonl", "guide.md"])
     services = make_services(settings, store, embedder)
     ingest_path(services, corpus, IngestOptions())
@@ -128,7 +132,7 @@ def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder
     assert_invariants(store)
 
 
-def test_dimension_mismatch_is_refused_in_one_line(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_dimension_mismatch_is_refused_in_one_line(settings, store, embedder, tmp_path) -> None:
     store.bootstrap(8)
     corpus = _copy(tmp_path / "d", ["extra.jsonl"])
     with pytest.raises(ConfigError) as err:
@@ -137,7 +141,7 @@ def test_dimension_mismatch_is_refused_in_one_line(settings, store, embedder, tm
     assert q(store, "MATCH (c:Chunk) RETURN count(c) AS n")[0]["n"] == 0
 
 
-def test_missing_path_and_empty_directory(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_missing_path_and_empty_directory(settings, store, embedder, tmp_path) -> None:
     services = make_services(settings, store, embedder)
     with pytest.raises(BadInput) as err:
         ingest_path(services, tmp_path / "nope")

@@ -13,7 +13,8 @@ from app.services.llm import LLMClient
 from app.store.base import GraphStore
 
 
-def make_services(settings: Settings, store: GraphStore, embedder: Embedder, llm_url: str | None = None) -> Services:
+def make_services(settings: Settings, store: GraphStore, embedder: Embedder,
+                  llm_url: str | None = None) -> Services:
     """Services over the test's store (no HTTP app)."""
     llm = LLMClient(llm_url, "x", "scripted", timeout_s=10, max_retries=0) if llm_url else None
     return Services(settings, store, embedder, llm)
@@ -39,8 +40,8 @@ def assert_invariants(store: GraphStore, dim: int = 384, min_count: int = 1) -> 
     orphans = q(store, "MATCH (d:Document) OPTIONAL MATCH (d)-[h:HAS_CHUNK]->(:Chunk) WITH d, count(h) AS n "
                        "WHERE n = 0 RETURN d.id AS id")
     assert orphans == []
-    chunks = q(store, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) RETURN c.id AS id, c.doc_id AS doc, d.id AS d, "
-                      "c.title AS title, d.title AS dtitle, c.source AS source, c.hash AS hash, c.seq AS seq, "
+    chunks = q(store, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) RETURN c.id AS id, c.doc_id AS doc, "
+                      "d.id AS d, c.title AS title, d.title AS dtitle, c.source AS source, c.hash AS hash, "
                       "c.embedding AS emb")
     assert all(r["doc"] == r["d"] and r["title"] == r["dtitle"] and r["source"] and r["hash"] for r in chunks)
     assert all(r["emb"] is not None and len(r["emb"]) == dim for r in chunks)
@@ -55,6 +56,6 @@ def assert_invariants(store: GraphStore, dim: int = 384, min_count: int = 1) -> 
         store, "MATCH (a:Entity)-[x:CO_OCCURS]->(b:Entity) RETURN a.id AS a, b.id AS b, x.count AS n")}
     assert all(a < b for a, b in actual)
     assert actual == {k: v for k, v in expected.items() if v >= min_count}
-    dup = q(store, "MATCH (a:Chunk)-[x:NEXT]->(b:Chunk) WITH a, b, count(x) AS n WHERE n > 1 OR a.doc_id <> b.doc_id "
-                   "OR b.seq <> a.seq + 1 RETURN a.id AS a")
+    dup = q(store, "MATCH (a:Chunk)-[x:NEXT]->(b:Chunk) WITH a, b, count(x) AS n "
+                   "WHERE n > 1 OR a.doc_id <> b.doc_id OR b.seq <> a.seq + 1 RETURN a.id AS a")
     assert dup == []
