@@ -1,0 +1,52 @@
+"""Shared setup for the reasoning tests: graphs loaded once per module with the real loaders."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.core.config import Settings
+from app.store.embedded import EmbeddedServer, ServerInfo, free_port
+from tests.support.apps import app_client
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "reasoning"
+HOTPOT = FIX / "hotpotqa_eval.json"
+PQ_QUESTIONS = FIX / "pq2h_questions.txt"
+PQ_KB = FIX / "pq2h_kb.txt"
+
+
+def module_settings(server: ServerInfo, graph: str) -> Settings:
+    """Settings on the session FalkorDB and a module-owned graph, no LLM."""
+    return Settings(
+        backend="embedded",
+        falkor_data_dir=server.data_dir,
+        falkor_port=server.port,
+        graph_name=graph,
+        llm_base_url=None,
+    )
+
+
+def with_llm(settings: Settings, base_url: str, timeout_s: float = 10.0) -> Settings:
+    """The same settings with the scripted LLM (no client retries, so failures surface at once)."""
+    return settings.model_copy(
+        update={"llm_base_url": base_url, "llm_timeout_s": timeout_s, "llm_max_retries": 0}
+    )
+
+
+@contextmanager
+def store_down_client(settings: Settings) -> Iterator[TestClient]:
+    """A client over the real app whose own FalkorDB is stopped once the app has started."""
+    data = Path(tempfile.mkdtemp(prefix="neorag-down-"))
+    port = free_port()
+    server = EmbeddedServer(data, port=port)
+    server.start()
+    try:
+        with app_client(settings.model_copy(update={"falkor_data_dir": data, "falkor_port": port})) as client:
+            server.stop()
+            yield client
+    finally:
+        server.stop()
