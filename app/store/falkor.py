@@ -126,6 +126,8 @@ class FalkorStore(GraphStore):
             graph_ver = next(
                 (m[m.index("ver") + 1] for m in modules if "graph" in m and "ver" in m), None
             )
+            if isinstance(graph_ver, int):  # 41603 -> 4.16.3
+                graph_ver = f"{graph_ver // 10000}.{graph_ver // 100 % 100}.{graph_ver % 100}"
             version = f"FalkorDB {graph_ver} (redis {info.get('redis_version')})"
             return StoreHealth(True, self.backend, version)
         except Exception as exc:  # noqa: BLE001 - a probe never raises

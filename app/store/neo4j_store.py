@@ -84,7 +84,8 @@ class Neo4jStore(GraphStore):
     def health(self) -> StoreHealth:
         try:
             info = self._driver.get_server_info()
-            return StoreHealth(True, self.backend, f"Neo4j {info.agent}")
+            version = str(info.agent).split('/', 1)[-1]  # agent is 'Neo4j/5.26.0'
+            return StoreHealth(True, self.backend, f"Neo4j {version}")
         except Exception as exc:  # noqa: BLE001 - a probe never raises
             return StoreHealth(False, self.backend, None, f"{type(exc).__name__}: {exc}")
 
