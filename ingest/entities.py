@@ -3,7 +3,7 @@
 Deterministic rules (applied to each chunk's text):
 
 1. **Capitalised spans**: runs of capitalised words (``Journal of Mathematical Physics``); the
-   lowercase connectors ``of, the, for, de, del, da, di, van, von, der, den, du, la, le, y, and, &``
+   lowercase connectors ``of, the, for, de, del, da, di, van, von, der, den, du, la, le, y, &``
    may join two capitalised words. A span that is a single stop-listed word (sentence starters,
    pronouns, months, weekdays: ``STOP_WORDS``) is dropped; leading stop-listed words are trimmed.
 2. **Acronyms**: tokens of 2+ capitals/digits with at least two capitals (``NASA``, ``U.S.``, ``COVID-19``).
@@ -34,7 +34,7 @@ meanwhile later today yesterday tomorrow yes no mr mrs ms dr st
 january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday
 """.split())
-CONNECTORS = frozenset("of the for de del da di van von der den du la le y and &".split())
+CONNECTORS = frozenset("of the for de del da di van von der den du la le y &".split())
 UNITS = (
     "%|percent|per cent|km|kilometres|kilometers|kilometre|kilometer|m|metres|meters|metre|meter|cm|mm|mi|"
     "miles|"

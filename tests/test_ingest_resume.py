@@ -47,15 +47,16 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, falkor_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, falkor_server,  # type: ignore[no-untyped-def]
+                                             tmp_path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in ("notes.txt", "musique_corpus.json", "extra.jsonl"):
         shutil.copy(FIX / name, corpus / name)
     ck_file = tmp_path / ".ingest_ck_corpus.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(falkor_server.port), settings.graph_name,
-                              str(corpus)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    argv = [sys.executable, "-c", CHILD, str(falkor_server.port), settings.graph_name, str(corpus)]
+    child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
     killed_at = None
     try:
