@@ -1,4 +1,4 @@
-"""POST /query (JSON + stream), POST /ranking/preview, caches and CoRAG /retrieve over a real ingested graph."""
+"""POST /query (JSON, stream), POST /ranking/preview, caches, CoRAG /retrieve over a real ingested graph."""
 
 from __future__ import annotations
 
@@ -49,18 +49,31 @@ def test_ranking_preview_fields(client: Any) -> None:
     body = resp.json()
     assert body["question"] == Q and body["degraded"] is False and len(body["items"]) == 8
     for item in body["items"]:
-        for key in ("id", "reason", "score_raw", "base_norm", "bonus", "composite_score", "final_score",
-                    "rel_type", "rel_conf"):
+        for key in (
+            "id",
+            "reason",
+            "score_raw",
+            "base_norm",
+            "bonus",
+            "composite_score",
+            "final_score",
+            "rel_type",
+            "rel_conf",
+        ):
             assert key in item
         assert item["composite_score"] == pytest.approx(item["base_norm"] + item["bonus"], abs=2e-6)
         assert item["final_score"] == pytest.approx(item["composite_score"], abs=2e-6)
-    assert any(i["title"] == "Maximum Overdrive" or i["title"] == "Leland, North Carolina" for i in body["items"])
+    assert any(
+        i["title"] == "Maximum Overdrive" or i["title"] == "Leland, North Carolina" for i in body["items"]
+    )
     assert client.post("/ranking/preview", json={"question": Q, "top_k": 3}).json()["items"].__len__() == 3
 
 
 def test_query_json_extractive_without_llm(client: Any) -> None:
-    ctx = [{"id": "memo1", "text": "An external memo: Stephen King directed Maximum Overdrive in 1986."},
-           "A plain snippet about Wilmington."]
+    ctx = [
+        {"id": "memo1", "text": "An external memo: Stephen King directed Maximum Overdrive in 1986."},
+        "A plain snippet about Wilmington.",
+    ]
     resp = client.post("/query", json={"question": Q, "stream": False, "context": ctx, "top_k": 4})
     assert resp.status_code == 200
     body = resp.json()
@@ -88,14 +101,20 @@ def test_query_stream_extractive_trailer(client: Any) -> None:
 
 def test_bad_input_names_the_field(client: Any) -> None:
     cases = [
-        ({"question": "   "}, "question"), ({"stream": False}, "question"), ({"question": 5}, "question"),
-        ({"question": "x" * 2001}, "question"), ({"question": "ok", "top_k": 0}, "top_k"),
-        ({"question": "ok", "top_k": 101}, "top_k"), ({"question": "ok", "top_k": "5"}, "top_k"),
-        ({"question": "ok", "context": "text"}, "context"), ({"question": "ok", "context": [3]}, "context[0]"),
+        ({"question": "   "}, "question"),
+        ({"stream": False}, "question"),
+        ({"question": 5}, "question"),
+        ({"question": "x" * 2001}, "question"),
+        ({"question": "ok", "top_k": 0}, "top_k"),
+        ({"question": "ok", "top_k": 101}, "top_k"),
+        ({"question": "ok", "top_k": "5"}, "top_k"),
+        ({"question": "ok", "context": "text"}, "context"),
+        ({"question": "ok", "context": [3]}, "context[0]"),
         ({"question": "ok", "context": [{"id": "a"}]}, "context[0].text"),
         ({"question": "ok", "history": [{"role": "bot", "content": "x"}]}, "history[0].role"),
         ({"question": "ok", "history": [{"role": "user"}]}, "history[0].content"),
-        ({"question": "ok", "history": ["hi"]}, "history[0]"), ({"question": "ok", "stream": "yes"}, "stream"),
+        ({"question": "ok", "history": ["hi"]}, "history[0]"),
+        ({"question": "ok", "stream": "yes"}, "stream"),
     ]
     for body, field in cases:
         for path in ("/query", "/ranking/preview"):
@@ -108,13 +127,17 @@ def test_bad_input_names_the_field(client: Any) -> None:
 
 
 def test_llm_mode_with_history_and_rewrite(graph: tuple[Settings, Services]) -> None:
-    replies = ["Who directed Maximum Overdrive, the film shot in Leland, North Carolina?",
-               "Stephen King directed it [S1]."]
+    replies = [
+        "Who directed Maximum Overdrive, the film shot in Leland, North Carolina?",
+        "Stephen King directed it [S1].",
+    ]
     with ScriptedOpenAI(replies) as llm:
         settings = graph[0].model_copy(update={"llm_base_url": llm.base_url})
         with app_client(settings) as c:
-            history = [{"role": "user", "content": "Tell me about Maximum Overdrive."},
-                       {"role": "assistant", "content": "It is a 1986 film."}]
+            history = [
+                {"role": "user", "content": "Tell me about Maximum Overdrive."},
+                {"role": "assistant", "content": "It is a 1986 film."},
+            ]
             resp = c.post("/query", json={"question": "Who directed it?", "history": history})
             body = resp.json()
             assert resp.status_code == 200 and body["mode"] == "llm"
@@ -149,8 +172,9 @@ def test_llm_down_or_slow_falls_back_to_extractive(graph: tuple[Settings, Servic
             assert stream.status_code == 200 and stream.headers["x-neorag-mode"] == "extractive"
             assert parse_stream(stream.text)[1]
     with ScriptedOpenAI([], default={"sleep": 3, "content": "late [S1]"}) as slow:
-        settings = graph[0].model_copy(update={"llm_base_url": slow.base_url, "llm_timeout_s": 0.5,
-                                               "llm_max_retries": 0})
+        settings = graph[0].model_copy(
+            update={"llm_base_url": slow.base_url, "llm_timeout_s": 0.5, "llm_max_retries": 0}
+        )
         with app_client(settings) as c:
             body = c.post("/query", json={"question": Q}).json()
     assert body["mode"] == "extractive" and any(w["type"] == "llm_unavailable" for w in body["warnings"])
@@ -188,10 +212,17 @@ def test_corag_retrieve_object_body_both_shapes(client: Any) -> None:
     chunks = resp.json()["chunks"]
     assert len(chunks) == 20 and {"id", "contents", "title", "score"} <= set(chunks[0])
     assert any("Maximum Overdrive" in c["contents"] for c in chunks[:5])
-    bare = client.post("/retrieve?shape=list", json={"query": "Maximum Overdrive film Leland", "top_k": 3}).json()
+    bare = client.post(
+        "/retrieve?shape=list", json={"query": "Maximum Overdrive film Leland", "top_k": 3}
+    ).json()
     assert isinstance(bare, list) and len(bare) == 3 and bare[0]["id"] == chunks[0]["id"]
-    for body, field in (({"query": " "}, "query"), ({"top_k": 3}, "query"), ({"query": "x", "top_k": 0}, "top_k"),
-                        ({"query": "x", "top_k": "3"}, "top_k"), ({"query": "x" * 2001}, "query")):
+    for body, field in (
+        ({"query": " "}, "query"),
+        ({"top_k": 3}, "query"),
+        ({"query": "x", "top_k": 0}, "top_k"),
+        ({"query": "x", "top_k": "3"}, "top_k"),
+        ({"query": "x" * 2001}, "query"),
+    ):
         r = client.post("/retrieve", json=body)
         assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
 
@@ -215,8 +246,12 @@ def test_store_down_is_503_with_hint(tmp_path: Path, graph_name: str) -> None:
     try:
         with app_client(settings) as c:
             server.stop()
-            for path, body in (("/query", {"question": "q?"}), ("/ranking/preview", {"question": "q?"}),
-                               ("/query", {"question": "q?", "stream": True}), ("/retrieve", {"query": "q"})):
+            for path, body in (
+                ("/query", {"question": "q?"}),
+                ("/ranking/preview", {"question": "q?"}),
+                ("/query", {"question": "q?", "stream": True}),
+                ("/retrieve", {"query": "q"}),
+            ):
                 resp = c.post(path, json=body)
                 assert resp.status_code == 503, (path, resp.text)
                 assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]

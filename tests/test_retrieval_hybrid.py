@@ -52,7 +52,8 @@ def test_graph_reasons_and_entities_are_recorded(graph: tuple[Settings, Services
     for c in result.candidates:
         if c.graph_reason:
             assert c.graph_bonus == pytest.approx(
-                {"entity": 0.12, "relates": 0.15, "cooccur": 0.10}[c.graph_reason] * 0.5 ** (c.depth - 1))
+                {"entity": 0.12, "relates": 0.15, "cooccur": 0.10}[c.graph_reason] * 0.5 ** (c.depth - 1)
+            )
 
 
 @pytest.mark.parametrize("max_nodes,reserve", [(30, 10), (40, 0), (120, 20)])
@@ -77,7 +78,9 @@ def test_quotas_are_respected(graph: tuple[Settings, Services], max_nodes: int, 
 
 def test_depth_zero_is_hybrid_only(graph: tuple[Settings, Services]) -> None:
     _, services = graph
-    result = retrieve(services, QUESTIONS[0]["question"], options_from_settings(services, 5, graph=False, depth=0))
+    result = retrieve(
+        services, QUESTIONS[0]["question"], options_from_settings(services, 5, graph=False, depth=0)
+    )
     assert all(c.vector_rank or c.bm25_rank for c in result.candidates)
     assert all(c.graph_bonus == 0 for c in result.candidates)
 
@@ -89,14 +92,18 @@ def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 
-def test_degraded_when_fulltext_index_missing(falkor_server: ServerInfo, graph: tuple[Settings, Services]) -> None:
+def test_degraded_when_fulltext_index_missing(
+    falkor_server: ServerInfo, graph: tuple[Settings, Services]
+) -> None:
     from falkordb import FalkorDB
 
     settings, _ = graph
     copy = settings.model_copy(update={"graph_name": settings.graph_name + "_nofts"})
     db = FalkorDB(port=falkor_server.port)
     db.select_graph(settings.graph_name).copy(copy.graph_name)
-    services = build_services(copy, start_embedded=False)
+    services = build_services(
+        copy.model_copy(update={"retrieval_bm25_backend": "store"}), start_embedded=False
+    )
     db.select_graph(copy.graph_name).query("CALL db.idx.fulltext.drop('Chunk')")
     try:
         result = retrieve(services, "Maximum Overdrive director")
@@ -105,6 +112,40 @@ def test_degraded_when_fulltext_index_missing(falkor_server: ServerInfo, graph: 
     finally:
         services.store.drop_graph()  # type: ignore[attr-defined]
         services.close()
+
+
+def test_degraded_when_vector_index_missing(
+    falkor_server: ServerInfo, graph: tuple[Settings, Services]
+) -> None:
+    from falkordb import FalkorDB
+
+    settings, _ = graph
+    copy = settings.model_copy(update={"graph_name": settings.graph_name + "_novec"})
+    db = FalkorDB(port=falkor_server.port)
+    db.select_graph(settings.graph_name).copy(copy.graph_name)
+    services = build_services(copy, start_embedded=False)
+    db.select_graph(copy.graph_name).query("DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)")
+    try:
+        result = retrieve(services, "Maximum Overdrive director")
+        assert result.degraded and "vector index missing" in result.degraded_reasons[0]
+        assert result.top and not any(c.vector_rank for c in result.candidates)
+        assert any(c.title == "Maximum Overdrive" for c in result.top)
+    finally:
+        services.store.drop_graph()  # type: ignore[attr-defined]
+        services.close()
+
+
+def test_bm25_index_follows_ingest(graph: tuple[Settings, Services]) -> None:
+    from app.retrieval.bm25 import SparseBM25, lexical_index
+
+    _, services = graph
+    idx = lexical_index(services.extras, services.store)
+    assert len(idx.current()) == services.store.run("retrieval_chunk_count")[0]["chunks"]
+    assert idx.mark_stale in services.extras["ingest_listeners"]
+    small = SparseBM25(["a", "b", "c"], ["red apple pie", "green apple", "blue sky sky"])
+    hits = small.search(["sky", "apple"], 5)
+    assert hits[0] == ("c", 1.0) and {h[0] for h in hits} == {"a", "b", "c"}
+    assert small.search(["nothing"], 5) == []
 
 
 def test_empty_graph(settings: Settings) -> None:

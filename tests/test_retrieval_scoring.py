@@ -20,8 +20,17 @@ def _weights(**kw: object) -> Weights:
 
 def test_contract_weights_are_the_defaults() -> None:
     w = _weights()
-    assert (w.bm25, w.degree, w.entity, w.relates, w.cooccur, w.rel_default) == (0.4, 0.1, 0.12, 0.15, 0.10, 0.15)
-    assert w.rel_types["CAUSES"] == 0.22 and w.rel_types["STEP_NEXT"] == 0.12 and w.rel_types["SUPPORTS"] == 0.20
+    assert (w.bm25, w.degree, w.entity, w.relates, w.cooccur, w.rel_default) == (
+        0.4,
+        0.1,
+        0.12,
+        0.15,
+        0.10,
+        0.15,
+    )
+    assert (
+        w.rel_types["CAUSES"] == 0.22 and w.rel_types["STEP_NEXT"] == 0.12 and w.rel_types["SUPPORTS"] == 0.20
+    )
     assert w.rel_weight("CAUSES", 0.5) == pytest.approx(0.11)
     assert w.rel_weight("UNKNOWN_TYPE", 1.0) == pytest.approx(0.15)
 
@@ -109,13 +118,21 @@ def test_validation_names_the_field() -> None:
 
 def test_text_helpers() -> None:
     assert query_terms("Who directed the film shot in Leland, North Carolina?") == [
-        "directed", "film", "shot", "leland", "north", "carolina"]
+        "directed",
+        "film",
+        "shot",
+        "leland",
+        "north",
+        "carolina",
+    ]
     assert refers_back("What about its author?") and not refers_back("Who wrote Dune?")
 
 
 def test_extractive_answer_cites_and_warnings() -> None:
-    sources = [{"rank": 1, "id": "c1", "text": "Stephen King directed Maximum Overdrive. It was shot in 1986."},
-               {"rank": 2, "id": "c2", "text": "Leland is a town in North Carolina."}]
+    sources = [
+        {"rank": 1, "id": "c1", "text": "Stephen King directed Maximum Overdrive. It was shot in 1986."},
+        {"rank": 2, "id": "c2", "text": "Leland is a town in North Carolina."},
+    ]
     text = extractive_answer("Who directed Maximum Overdrive?", sources)
     assert "[S1]" in text and "Stephen King" in text
     warns = warnings_for("It opened in 1986. Stephen King directed it [S1].", sources)
@@ -131,8 +148,10 @@ def test_trailer_and_mid_stream_error_parse_like_the_client() -> None:
         yield "Stephen King [S1]"
         raise LLMUnavailable("the LLM endpoint failed while streaming", "ReadTimeout")
 
-    sources = [{"rank": 1, "id": "c1", "reason": "vector", "score": 0.8421},
-               {"rank": 2, "id": "ext1", "reason": "external", "score": 1.0}]
+    sources = [
+        {"rank": 1, "id": "c1", "reason": "vector", "score": 0.8421},
+        {"rank": 2, "id": "ext1", "reason": "external", "score": 1.0},
+    ]
     text = "".join(_llm_stream("Answer: ", deltas(), sources))
     body, _, tail = text.rpartition("[SOURCES]")
     assert "\n[ERROR] the LLM endpoint failed while streaming" in body

@@ -14,8 +14,7 @@ from typing import Any
 
 from app.core.config import Settings
 from app.core.errors import BadInput
-from app.retrieval.hybrid import options_from_settings, query_embedding, retrieve
-from app.retrieval.text import query_terms
+from app.retrieval.hybrid import lexical_search, options_from_settings, query_embedding, retrieve
 from app.services.container import Services
 
 METHODS = ("vector", "bm25", "hybrid", "hybrid+graph")
@@ -117,12 +116,7 @@ def rank_methods(services: Services, question: str, depth: int) -> dict[str, lis
     emb = query_embedding(services, question)
     k = 40
     vec = [r["id"] for r in services.store.run("chunk_vector_search", {"embedding": emb, "k": k})]
-    terms = query_terms(question)
-    lex = (
-        [r["id"] for r in services.store.run("chunk_fulltext_search", {"terms": terms, "k": k})]
-        if terms
-        else []
-    )
+    lex = [cid for cid, _ in lexical_search(services, question, k)]
     hybrid = retrieve(
         services, question, options_from_settings(services, 20, graph=False, depth=0, rerank=False), emb
     )

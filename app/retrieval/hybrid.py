@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import StatementError
+from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
 from app.retrieval.rerank import rerank_candidates
 from app.retrieval.scoring import Candidate, Weights, rank, score
@@ -77,6 +78,17 @@ def options_from_settings(services: Services, top_k: int | None = None, **overri
     return opts
 
 
+def lexical_search(services: Services, question: str, k: int) -> list[tuple[str, float]]:
+    """BM25 hits (chunk id, score max-normalised to (0, 1]) from the configured backend."""
+    terms = query_terms(question)
+    if not terms:
+        return []
+    if services.settings.retrieval_bm25_backend == "memory":
+        return lexical_index(services.extras, services.store).search(terms, k)
+    rows = services.store.run("chunk_fulltext_search", {"terms": terms, "k": k})
+    return [(str(r["id"]), float(r["score"] or 0.0)) for r in rows]
+
+
 def query_embedding(services: Services, text: str) -> list[float]:
     """The question's embedding through the query-embedding cache (LRU + TTL)."""
     cache = caches(services).embeddings
@@ -124,7 +136,7 @@ def retrieve(
     if opts.vector and not indexes["vector"]:
         result.degraded = True
         result.degraded_reasons.append("vector index missing: lexical and graph candidates only")
-    if opts.bm25 and not indexes["fulltext"]:
+    if opts.bm25 and not indexes["fulltext"] and services.settings.retrieval_bm25_backend == "store":
         result.degraded = True
         result.degraded_reasons.append("full-text index missing: BM25 skipped, vector and graph only")
     vector_rows: list[dict[str, Any]] = []
@@ -142,21 +154,19 @@ def retrieve(
             c.add_reason("vector")
             c.vector_rank, c.score_raw = i, float(row["score"])
 
-    if opts.bm25 and indexes["fulltext"]:
+    if opts.bm25 and (indexes["fulltext"] or services.settings.retrieval_bm25_backend == "memory"):
         t = time.perf_counter()
-        terms = query_terms(question)
-        rows: list[dict[str, Any]] = []
-        if terms:
-            try:
-                rows = store.run("chunk_fulltext_search", {"terms": terms, "k": k})
-            except StatementError as exc:
-                result.degraded = True
-                result.degraded_reasons.append(f"full-text index unavailable, BM25 skipped: {exc}")
-        for i, row in enumerate(rows, 1):
-            c = pool.get_or_add(str(row["id"]), direct_cap - len(pool.by_id))
+        try:
+            hits = lexical_search(services, question, k)
+        except StatementError as exc:
+            hits = []
+            result.degraded = True
+            result.degraded_reasons.append(f"full-text search failed, BM25 skipped: {exc}")
+        for i, (cid, value) in enumerate(hits, 1):
+            c = pool.get_or_add(cid, direct_cap - len(pool.by_id))
             if c is not None:
                 c.add_reason("bm25")
-                c.bm25_rank, c.bm25 = i, float(row["score"] or 0.0)
+                c.bm25_rank, c.bm25 = i, value
         result.timings_ms["bm25"] = _ms(t)
 
     if opts.graph and opts.depth >= 1:

@@ -25,7 +25,8 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
     return {
         "weights": Weights.from_settings(s).as_dict(),
         "fusion": s.retrieval_fusion,
-        "lexical_backend": "store full-text index (chunk_fulltext_search), max-normalised",
+        "lexical_backend": s.retrieval_bm25_backend,
+        "bm25_index": _bm25_stats(services),
         "quotas": {
             "max_nodes": s.retrieval_max_nodes,
             "max_depth": s.retrieval_max_depth,
@@ -48,6 +49,13 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
             "ttl_s": s.cache_ttl_s,
         },
     }
+
+
+def _bm25_stats(services: Services) -> dict[str, Any] | None:
+    from app.retrieval.bm25 import EXTRAS_KEY
+
+    idx = services.extras.get(EXTRAS_KEY)
+    return idx.stats() if idx is not None else None
 
 
 def index_status(services: Services, max_age_s: float = 10.0) -> dict[str, bool]:
