@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     retrieval_fusion: Literal["composite", "rrf"] = "composite"
     retrieval_rrf_k: int = Field(60, ge=1)
     retrieval_bm25_enabled: bool = True
+    retrieval_bm25_backend: Literal["memory", "store"] = Field(
+        "memory", description="BM25: in-process sparse index (default) or the store's full-text index.")
     retrieval_bm25_weight: float = 0.4
     retrieval_degree_enabled: bool = True
     retrieval_degree_weight: float = 0.1
