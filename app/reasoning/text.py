@@ -21,11 +21,11 @@ def bm25_rank(query: str, docs: Sequence[str]) -> list[tuple[int, float]]:
     """(index, score) of ``docs`` by BM25 against ``query``, best first; ties keep input order."""
     if not docs:
         return []
-    from rank_bm25 import BM25Okapi
+    from rank_bm25 import BM25Plus
 
     corpus = [tokens(d) or ["_"] for d in docs]
-    scores = BM25Okapi(corpus).get_scores(tokens(query) or ["_"])
-    # BM25Okapi's idf can go negative for terms in most docs; add raw term overlap as a tie-breaker.
+    # BM25+ keeps idf positive (log((N+1)/n)), so tiny candidate sets (a few relations) still rank sensibly.
+    scores = BM25Plus(corpus).get_scores(tokens(query) or ["_"])
     q = set(tokens(query))
     overlap = [len(q & set(c)) for c in corpus]
     order = sorted(range(len(docs)), key=lambda i: (-float(scores[i]), -overlap[i], i))
