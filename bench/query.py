@@ -1,0 +1,281 @@
+# ruff: noqa: E501
+"""Latency of POST /ranking/preview and CoRAG POST /retrieve at 2k and 20k chunks (embedded FalkorDB).
+
+Run: .venv/bin/python bench/query.py [--sizes 2000 20000] [--requests 200] [--concurrency 4]
+
+The HotpotQA train100 corpus (shared/data) is ingested once through the real pipeline (no LLM); larger
+graphs are that graph copied k times (chunks, documents, entities, MENTIONS, CO_OCCURS, RELATES_TO, NEXT;
+ids suffixed per copy, entity norms kept so question entities link into every copy; embeddings jittered
+so copies are not identical). A real uvicorn serves the app; a thread pool of HTTP clients sends the
+dataset's questions. Reports p50/p95 per endpoint and size, and the 2k -> 20k growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import numpy as np  # noqa: E402
+
+from app.core.config import Settings  # noqa: E402
+from app.services.container import Services  # noqa: E402
+from app.services.embedder import shared_embedder  # noqa: E402
+from app.store.cypher_library import CypherLibrary  # noqa: E402
+from app.store.embedded import EmbeddedServer  # noqa: E402
+from app.store.falkor import FalkorStore  # noqa: E402
+
+DATA = Path("/work/shared/data/hotpotqa-train100")
+
+# Bench-only statements (written to a temporary copy of cypher/, never to the repo's library).
+BENCH_STATEMENTS = {
+    "bench_export_chunks": "// Bench: chunks. Params: none.\nMATCH (c:Chunk) RETURN c.id AS id, c.doc_id AS doc_id, "
+    "c.text AS text, c.title AS title, c.source AS source, c.seq AS seq, c.hash AS hash",
+    "bench_export_docs": "// Bench: documents. Params: none.\nMATCH (d:Document) RETURN d.id AS id, d.title AS title, "
+    "d.source AS source",
+    "bench_export_entities": "// Bench: entities. Params: none.\nMATCH (e:Entity) RETURN e.id AS id, e.name AS name, "
+    "e.norm AS norm, e.freq AS freq, e.aliases AS aliases",
+    "bench_export_mentions": "// Bench: mentions. Params: none.\nMATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) "
+    "RETURN c.id AS a, e.id AS b, m.count AS count",
+    "bench_export_cooccurs": "// Bench: co-occurrences. Params: none.\nMATCH (a:Entity)-[r:CO_OCCURS]->(b:Entity) "
+    "RETURN a.id AS a, b.id AS b, r.count AS count",
+    "bench_export_relates": "// Bench: relates. Params: none.\nMATCH (a:Chunk)-[r:RELATES_TO]->(b:Chunk) "
+    "RETURN a.id AS a, b.id AS b, r.weight AS weight, r.shared AS shared",
+    "bench_export_next": "// Bench: next links. Params: none.\nMATCH (a:Chunk)-[:NEXT]->(b:Chunk) RETURN a.id AS a, b.id AS b",
+    "bench_write_docs": "// Bench: documents. Params: $rows.\nUNWIND $rows AS r CREATE (:Document {id: r.id, title: r.title, "
+    "source: r.source})",
+    "bench_write_chunks": "// Bench: chunks with vectors. Params: $rows.\nUNWIND $rows AS r MATCH (d:Document {id: r.doc_id}) "
+    "CREATE (d)-[:HAS_CHUNK]->(:Chunk {id: r.id, doc_id: r.doc_id, text: r.text, title: r.title, source: r.source, "
+    "seq: r.seq, hash: r.hash, embedding: vecf32(r.embedding)})",
+    "bench_write_entities": "// Bench: entities. Params: $rows.\nUNWIND $rows AS r CREATE (:Entity {id: r.id, name: r.name, "
+    "norm: r.norm, freq: r.freq, aliases: r.aliases})",
+    "bench_write_mentions": "// Bench: mentions. Params: $rows.\nUNWIND $rows AS r MATCH (c:Chunk {id: r.a}) "
+    "MATCH (e:Entity {id: r.b}) CREATE (c)-[:MENTIONS {count: r.count}]->(e)",
+    "bench_write_cooccurs": "// Bench: co-occurrences. Params: $rows.\nUNWIND $rows AS r MATCH (a:Entity {id: r.a}) "
+    "MATCH (b:Entity {id: r.b}) CREATE (a)-[:CO_OCCURS {count: r.count}]->(b)",
+    "bench_write_relates": "// Bench: relates. Params: $rows.\nUNWIND $rows AS r MATCH (a:Chunk {id: r.a}) "
+    "MATCH (b:Chunk {id: r.b}) CREATE (a)-[:RELATES_TO {weight: r.weight, shared: r.shared}]->(b)",
+    "bench_write_next": "// Bench: next links. Params: $rows.\nUNWIND $rows AS r MATCH (a:Chunk {id: r.a}) "
+    "MATCH (b:Chunk {id: r.b}) CREATE (a)-[:NEXT]->(b)",
+}
+
+
+def bench_library(tmp: Path) -> Path:
+    """A copy of cypher/ plus the bench statements."""
+    lib = tmp / "cypher"
+    shutil.copytree(ROOT / "cypher", lib)
+    for name, text in BENCH_STATEMENTS.items():
+        (lib / "falkordb" / f"{name}.cypher").write_text(text + "\n")
+    return lib
+
+
+def make_services(settings: Settings, port: int) -> Services:
+    store = FalkorStore(
+        CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", port, settings.graph_name
+    )
+    return Services(settings, store, shared_embedder(), None)
+
+
+def ingest_base(settings: Settings, port: int) -> Services:
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
+    services = make_services(settings, port)
+    services.store.run("graph_clear")
+    services.store.bootstrap(services.embedder.dimension)
+    t = time.perf_counter()
+    res = ingest_path(
+        services, DATA / "hotpotqa_train_corpus.json", IngestOptions(llm_relations=False, checkpoint=False)
+    )
+    print(f"base ingest: {res.chunks_total} chunks in {time.perf_counter() - t:.1f} s", flush=True)
+    return services
+
+
+def export(base: Services) -> dict[str, list[dict[str, Any]]]:
+    out = {
+        k: base.store.run(f"bench_export_{k}")
+        for k in ("chunks", "docs", "entities", "mentions", "cooccurs", "relates", "next")
+    }
+    vecs = base.embedder.embed([c["text"] for c in out["chunks"]])  # same texts as ingest: cache hits
+    for c, v in zip(out["chunks"], vecs, strict=True):
+        c["embedding"] = v
+    return out
+
+
+def build_scaled(services: Services, base: dict[str, list[dict[str, Any]]], target: int) -> int:
+    """Write ceil(target / base chunks) copies of the base graph; returns the chunk count."""
+    store = services.store
+    store.drop_graph()  # type: ignore[attr-defined]
+    store.bootstrap(services.embedder.dimension)
+    copies = math.ceil(target / len(base["chunks"]))
+    rng = np.random.default_rng(0)
+    written = 0
+    for n in range(copies):
+        sfx = f"#{n}"
+        store.run_batched("bench_write_docs", [{**d, "id": d["id"] + sfx} for d in base["docs"]], 2000)
+        chunks = base["chunks"][: max(0, min(len(base["chunks"]), target - written))]
+        rows = []
+        for c in chunks:
+            v = np.asarray(c["embedding"], dtype=np.float32) + rng.normal(0, 0.01, len(c["embedding"]))
+            rows.append(
+                {
+                    **c,
+                    "id": c["id"] + sfx,
+                    "doc_id": c["doc_id"] + sfx,
+                    "embedding": (v / np.linalg.norm(v)).astype(float).tolist(),
+                }
+            )
+        store.run_batched("bench_write_chunks", rows, 1000)
+        written += len(rows)
+        keep = {c["id"] for c in chunks}
+        store.run_batched(
+            "bench_write_entities", [{**e, "id": e["id"] + sfx} for e in base["entities"]], 2000
+        )
+        for kind in ("mentions", "relates", "next"):
+            store.run_batched(
+                f"bench_write_{kind}",
+                [
+                    {**r, "a": r["a"] + sfx, "b": r["b"] + sfx}
+                    for r in base[kind]
+                    if r["a"] in keep and (kind == "mentions" or r["b"] in keep)
+                ],
+                2000,
+            )
+        store.run_batched(
+            "bench_write_cooccurs",
+            [{**r, "a": r["a"] + sfx, "b": r["b"] + sfx} for r in base["cooccurs"]],
+            5000,
+        )
+        if written >= target:
+            break
+    return written
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(services: Services) -> tuple[Any, str]:
+    import uvicorn
+
+    from app.api.main import create_app
+
+    port = free_port()
+    app = create_app(services.settings, services_factory=lambda _s: services)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
+    lat: list[float] = []
+    errors = 0
+
+    def one(body: dict[str, Any], client: httpx.Client) -> None:
+        nonlocal errors
+        t = time.perf_counter()
+        r = client.post(url + path, json=body)
+        lat.append((time.perf_counter() - t) * 1000)
+        if r.status_code != 200:
+            errors += 1
+
+    clients = [httpx.Client(timeout=60) for _ in range(concurrency)]
+    for b in bodies[: concurrency * 2]:  # warm-up: BM25 index build, embedding cache of other sizes
+        one(b, clients[0])
+    lat.clear()
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(lambda ib: one(ib[1], clients[ib[0] % concurrency]), enumerate(bodies)))
+    wall = time.perf_counter() - t0
+    for c in clients:
+        c.close()
+    return {
+        "p50_ms": statistics.median(lat),
+        "p95_ms": pct(lat, 95),
+        "rps": len(bodies) / wall,
+        "errors": errors,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=4)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
+    server = EmbeddedServer(tmp / "db")
+    info = server.start()
+    settings = Settings(
+        falkor_data_dir=tmp / "db",
+        falkor_port=info.port,
+        graph_name="bench_base",
+        cypher_dir=bench_library(tmp),
+        llm_base_url=None,
+    )
+    questions = [q["question"] for q in json.loads((DATA / "hotpotqa_train.json").read_text())]
+    rng = random.Random(0)
+    results = []
+    try:
+        base = export(ingest_base(settings, info.port))
+        for size in args.sizes:
+            s = settings.model_copy(update={"graph_name": f"bench_{size}"})
+            services = make_services(s, info.port)
+            t = time.perf_counter()
+            chunks = build_scaled(services, base, size)
+            print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
+            services.embedder.embed(questions)  # the query-embedding cache is per process; warm the model
+            http, url = serve(services)
+            qs = [rng.choice(questions) for _ in range(args.requests)]
+            for path, body in (("/ranking/preview", "question"), ("/retrieve", "query")):
+                r = load(url, path, [{body: q} for q in qs], args.concurrency)
+                results.append({"chunks": chunks, "endpoint": path, **r})
+                print(
+                    f"{chunks:>7} {path:<18} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  "
+                    f"{r['rps']:6.1f} req/s  errors {r['errors']}",
+                    flush=True,
+                )
+            http.should_exit = True
+            time.sleep(0.5)
+            services.store.drop_graph()  # type: ignore[attr-defined]
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(results, indent=1))
+    if len(args.sizes) >= 2:
+        for path in ("/ranking/preview", "/retrieve"):
+            rows = [r for r in results if r["endpoint"] == path]
+            print(
+                f"growth {path}: p50 x{rows[-1]['p50_ms'] / rows[0]['p50_ms']:.2f} "
+                f"({rows[0]['chunks']} -> {rows[-1]['chunks']} chunks)"
+            )
+
+
+if __name__ == "__main__":
+    main()
