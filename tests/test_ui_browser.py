@@ -30,7 +30,8 @@ pytestmark = pytest.mark.browser
 CORPUS = FIXTURES / "ui" / "corpus"
 
 
-ANSWER = "The team lead reviews the request first [S1]. Requests above 5,000 euros also need the finance controller [S2]."
+ANSWER = ("The team lead reviews the request first [S1]. "
+          "Requests above 5,000 euros also need the finance controller [S2].")
 
 
 def _answer(body: dict[str, Any]) -> str:
@@ -54,11 +55,11 @@ def ui_settings(falkor_server: ServerInfo, fake_llm: ScriptedOpenAI,
     """Settings on this module's own graph, an ingest root holding the small corpus, the fake LLM."""
     root = tmp_path_factory.mktemp("ui_roots")
     shutil.copytree(CORPUS, root / "corpus")
-    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir, falkor_port=falkor_server.port,
-                        graph_name=f"ui_{uuid.uuid4().hex[:10]}", llm_base_url=fake_llm.base_url)
-    extra = {k: v for k, v in {"ingest_roots": [root], "ingest_llm_relations": "off"}.items()
-             if k in Settings.model_fields}
-    settings = settings.model_copy(update=extra)
+    values: dict[str, Any] = {
+        "backend": "embedded", "falkor_data_dir": falkor_server.data_dir, "falkor_port": falkor_server.port,
+        "graph_name": f"ui_{uuid.uuid4().hex[:10]}", "llm_base_url": fake_llm.base_url,
+        "ingest_roots": [root], "ingest_llm_relations": "off"}
+    settings = Settings(**values)
     yield settings
     store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
                         settings.graph_name)
@@ -137,7 +138,7 @@ def _counts(browser: WebDriver) -> dict[str, str]:
 
 def test_ingest_streams_progress_to_100_and_shows_counts(browser: WebDriver, base_url: str,
                                                         ui_settings: Settings) -> None:
-    root = Path(ui_settings.ingest_roots[0])  # type: ignore[attr-defined]
+    root = Path(ui_settings.ingest_roots[0])
     shutil.copytree(CORPUS, root / "browser_ingest")
     _open(browser, base_url, "ingest")
     _ingest(browser, root / "browser_ingest")
@@ -146,7 +147,8 @@ def test_ingest_streams_progress_to_100_and_shows_counts(browser: WebDriver, bas
         browser.find_element(By.ID, "ingest-error").text
     overall = browser.find_element(By.ID, "ingest-overall")
     assert overall.get_attribute("aria-valuenow") == "100"
-    stages = {r.get_attribute("data-stage"): r for r in browser.find_elements(By.CSS_SELECTOR, "#ingest-stages tr[data-stage]")}
+    rows = browser.find_elements(By.CSS_SELECTOR, "#ingest-stages tr[data-stage]")
+    stages = {r.get_attribute("data-stage"): r for r in rows}
     assert {"scan_input", "embedding_progress"} <= set(stages)
     emb = stages["embedding_progress"]
     current, total = (int(x) for x in emb.find_element(By.CSS_SELECTOR, "td.counts").text.split(" / "))
@@ -178,7 +180,7 @@ def test_ingest_outside_the_roots_shows_the_error_in_place(browser: WebDriver, b
 
 @pytest.fixture(scope="module")
 def corpus_root(ui_settings: Settings) -> Path:
-    return Path(ui_settings.ingest_roots[0]) / "corpus"  # type: ignore[attr-defined]
+    return Path(ui_settings.ingest_roots[0]) / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +269,93 @@ def test_ranking_preview_table_sorts(browser: WebDriver, base_url: str, ingested
     assert "sorted-asc" in (header.get_attribute("class") or "")
     screenshot(browser, "ranking")
     assert console_errors(browser) == []
+
+
+TRIPLES = [
+    ("Justin Bieber", "music.artist.album", "My World"),
+    ("Justin Bieber", "music.artist.album", "Believe"),
+    ("Justin Bieber", "people.person.sibling_s", "m.0gxnnwc"),
+    ("m.0gxnnwc", "people.sibling_relationship.sibling", "Jaxon Bieber"),
+    ("Jeremy Bieber", "people.person.children", "Justin Bieber"),
+]
+
+
+@pytest.fixture(scope="module")
+def kg_loaded(ui_settings: Settings, base_url: str) -> str:
+    """One tiny RoG-shaped sample in dataset webqsp, loaded with the KG loader."""
+    from ingest.kg.loader import load_records
+    from ingest.kg.records import KGRecord
+
+    store = FalkorStore(CypherLibrary(ui_settings.cypher_dir, "falkordb"), "127.0.0.1",
+                        ui_settings.falkor_port, ui_settings.graph_name)
+    try:
+        record = KGRecord(sample_id="WebQTrn-0", triples=list(TRIPLES),
+                          question="what is the name of justin bieber brother", answers=["Jaxon Bieber"],
+                          q_entity=["Justin Bieber"], a_entity=["Jaxon Bieber"])
+        load_records(store, "webqsp", [record])
+    finally:
+        store.close()
+    return "webqsp"
+
+
+def _json(browser: WebDriver, element_id: str) -> Any:
+    import json
+
+    return json.loads(browser.find_element(By.ID, element_id).text)
+
+
+def _chips(browser: WebDriver, list_id: str) -> list[str]:
+    return [b.text for b in browser.find_elements(By.CSS_SELECTOR, f"#{list_id} button")]
+
+
+def test_kg_explorer_relations_then_entities_with_exact_json(browser: WebDriver, base_url: str,
+                                                             kg_loaded: str) -> None:
+    _open(browser, base_url, "kg")
+    _wait(browser, lambda d: "webqsp (1 sample, 5 triples)" in d.find_element(By.ID, "kg-loaded").text, 10)
+    sample = browser.find_element(By.ID, "kg-sample")
+    sample.send_keys("WebQTrn-0")
+    browser.find_element(By.ID, "kg-go").click()
+    _wait(browser, lambda d: _chips(d, "kg-relations") or None, 10)
+    # The sample's topic entity was filled in from its stored q_entity.
+    assert browser.find_element(By.ID, "kg-entity").get_attribute("value") == "Justin Bieber"
+    assert "justin bieber brother" in browser.find_element(By.ID, "kg-question").text
+    assert _chips(browser, "kg-relations") == ["music.artist.album", "people.person.children",
+                                               "people.person.sibling_s"]
+    assert _json(browser, "kg-request") == [{"action_type": "get_relations", "dataset_name": "webqsp",
+                                             "sample_id": "WebQTrn-0", "entity_id": "Justin Bieber"}]
+    response = _json(browser, "kg-response")
+    assert response[0]["results"] == [{"relations": ["music.artist.album", "people.person.children",
+                                                     "people.person.sibling_s"]}]
+    assert response[0]["total_results"] == 3
+
+    browser.find_element(By.XPATH, "//ul[@id='kg-relations']//button[.='music.artist.album']").click()
+    _wait(browser, lambda d: _chips(d, "kg-tails") or None)
+    assert _chips(browser, "kg-tails") == ["Believe", "My World"]
+    assert _chips(browser, "kg-heads") == []
+    request = _json(browser, "kg-request")
+    assert [r["action_type"] for r in request] == ["get_tail_entities", "get_head_entities"]
+    assert all(r["relation"] == "music.artist.album" and r["entity_id"] == "Justin Bieber" for r in request)
+    assert _json(browser, "kg-response")[0]["results"] == [{"tail_entities": ["Believe", "My World"]}]
+    screenshot(browser, "kg")
+
+    # A head entity is clickable and becomes the explored entity.
+    browser.find_element(By.XPATH, "//ul[@id='kg-relations']//button[.='people.person.children']").click()
+    _wait(browser, lambda d: _chips(d, "kg-heads") == ["Jeremy Bieber"])
+    browser.find_element(By.XPATH, "//ul[@id='kg-heads']//button[.='Jeremy Bieber']").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "kg-rel-entity").text == "Jeremy Bieber")
+    _wait(browser, lambda d: _chips(d, "kg-relations") == ["people.person.children"])
+    assert console_errors(browser) == []
+
+
+def test_kg_explorer_unknown_sample_shows_the_error(browser: WebDriver, base_url: str,
+                                                    kg_loaded: str) -> None:
+    _open(browser, base_url, "kg")
+    for field, value in (("kg-sample", "WebQTrn-404"), ("kg-entity", "Justin Bieber")):
+        browser.find_element(By.ID, field).clear()
+        browser.find_element(By.ID, field).send_keys(value)
+    browser.find_element(By.ID, "kg-go").click()
+    error = _wait(browser, lambda d: d.find_element(By.ID, "kg-error") if "could not be loaded"
+                  in d.find_element(By.ID, "kg-error").text else None)
+    assert "WebQTrn-404" in error.text
+    assert _chips(browser, "kg-relations") == []
+    console_errors(browser)  # the sample lookup's 404 is expected

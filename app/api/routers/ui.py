@@ -1,5 +1,6 @@
 """GET /ui (the browser page), GET /ui/<asset> (its static files, from the package) and
-GET /ui/api/chunks (text previews for the sources list of a streamed answer)."""
+GET /ui/api/chunks (text previews for the sources list of a streamed answer) and
+GET /ui/api/kg/samples, /ui/api/kg/sample (the KG explorer's sample picker)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from app.api.deps import get_services
 from app.services.container import Services
 from app.ui import CONTENT_TYPES, STATIC_DIR, resolve_asset
+from app.ui.kg_info import sample_ids, sample_info
 from app.ui.previews import chunk_previews
 
 router = APIRouter(tags=["ui"])
@@ -29,10 +31,31 @@ def ui_slash() -> Response:
 
 
 @router.get("/ui/api/chunks", tags=["ui"])
-def ui_chunk_previews(ids: list[str] = Query(..., description="Chunk ids (repeat the parameter), at most 50."),
+def ui_chunk_previews(ids: list[str] = Query(..., description="Chunk ids (repeat it), at most 50."),
                       services: Services = Depends(get_services)) -> dict[str, list[dict[str, object]]]:
     """Text previews of stored chunks, for the sources list under a streamed answer."""
     return {"chunks": chunk_previews(services.store, ids)}
+
+
+@router.get("/ui/api/kg/samples", tags=["ui"])
+def ui_kg_samples(dataset: str = Query(..., description="Loaded KG dataset name."),
+                  prefix: str = Query("", max_length=200, description="Sample ids starting with this."),
+                  limit: int = Query(50, description="At most this many (1-200)."),
+                  services: Services = Depends(get_services)) -> dict[str, object]:
+    """Sample ids of a dataset for the KG explorer's picker."""
+    return {"dataset": dataset, "samples": sample_ids(services.store, dataset, prefix, limit)}
+
+
+@router.get("/ui/api/kg/sample", tags=["ui"])
+def ui_kg_sample(dataset: str = Query(...), sample_id: str = Query(...),
+                 services: Services = Depends(get_services)) -> Response:
+    """One sample's question and topic entities (404 JSON when the sample is not loaded)."""
+    info = sample_info(services.store, dataset, sample_id)
+    if info is None:
+        return JSONResponse(status_code=404, content={
+            "error": "not_found", "field": "sample_id",
+            "message": f"sample_id: no sample {sample_id!r} in dataset {dataset!r}"})
+    return JSONResponse(content=info)
 
 
 @router.get("/ui/{name:path}", include_in_schema=False)

@@ -105,8 +105,82 @@
     $("#kg-entities-card").hidden = false;
   }
 
-  $("#kg-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadRelations(); });
+  const plural = (n, word) => Number(n).toLocaleString("en-US") + " " + word + (n === 1 ? "" : "s");
 
-  views.kg = { onShow() { if (!$("#kg-sample").value) $("#kg-sample").focus(); } };
+  /** Loaded datasets from GET /actions (fills the dataset list). */
+  async function loadDatasets() {
+    let data;
+    try { data = await api("GET", "/actions"); } catch (e) { $("#kg-loaded").textContent = e.message; return; }
+    const sets = data.datasets || [];
+    $("#kg-datasets").replaceChildren(...sets.map((d) => el("option", { value: d.name,
+      label: d.samples + " samples" })));
+    $("#kg-loaded").textContent = sets.length
+      ? "Loaded: " + sets.map((d) => d.name + " (" + plural(d.samples, "sample") + ", " + plural(d.triples, "triple") + ")").join(", ")
+      : "No KG dataset loaded yet: `neorag kg load <RoG parquet/JSON or subgraphs folder> --dataset webqsp`.";
+    const ds = $("#kg-dataset");
+    if (sets.length && !sets.some((d) => d.name === ds.value)) ds.value = sets[0].name;
+  }
+
+  let sampleTimer = null;
+  /** Suggest sample ids of the dataset as the user types (GET /ui/api/kg/samples). */
+  function suggestSamples() {
+    clearTimeout(sampleTimer);
+    sampleTimer = setTimeout(async () => {
+      const query = new URLSearchParams({ dataset: $("#kg-dataset").value.trim(), prefix: $("#kg-sample").value.trim(),
+        limit: "50" });
+      if (!query.get("dataset")) return;
+      try {
+        const data = await api("GET", "/ui/api/kg/samples?" + query.toString());
+        $("#kg-samples").replaceChildren(...(data.samples || []).map((s) => el("option", { value: s.sample_id,
+          label: s.n_triples === null || s.n_triples === undefined ? "" : s.n_triples + " triples" })));
+      } catch (_) { /* suggestions are optional */ }
+    }, 150);
+  }
+
+  let shownSample = "";
+  let samplePromise = Promise.resolve();
+  /** The sample's question, topic and answer entities (GET /ui/api/kg/sample); prefills the entity.
+      Concurrent calls for the same sample share one request. */
+  function loadSample() {
+    const c = ctx();
+    const key = c.dataset_name + "/" + c.sample_id;
+    if (!c.dataset_name || !c.sample_id || key === shownSample) return samplePromise;
+    shownSample = key;
+    samplePromise = fetchSample(c);
+    return samplePromise;
+  }
+
+  async function fetchSample(c) {
+    const card = $("#kg-sample-card");
+    let info;
+    try {
+      info = await api("GET", "/ui/api/kg/sample?" + new URLSearchParams({ dataset: c.dataset_name,
+        sample_id: c.sample_id }).toString());
+    } catch (e) {
+      card.hidden = true;
+      if (e.status === 404) showError($("#kg-error"), e.message.replace(/^HTTP 404: /, ""));
+      return;
+    }
+    showError($("#kg-error"), null);
+    $("#kg-question").textContent = info.question || "(no question stored)";
+    const pick = (name) => () => { $("#kg-entity").value = name; loadRelations(); };
+    $("#kg-topics").replaceChildren(...(info.q_entity || []).map((n) => chip(n, "entity topic", pick(n))));
+    $("#kg-answers").replaceChildren(...(info.a_entity || info.answers || []).map((n) => chip(n, "entity answer", pick(n))));
+    $("#kg-sample-size").textContent = info.n_triples ? info.n_triples + " triples" : "";
+    card.hidden = false;
+    if (!$("#kg-entity").value.trim() && (info.q_entity || []).length) $("#kg-entity").value = info.q_entity[0];
+  }
+
+  $("#kg-sample").addEventListener("input", suggestSamples);
+  $("#kg-sample").addEventListener("focus", suggestSamples);
+  $("#kg-sample").addEventListener("change", loadSample);
+  $("#kg-dataset").addEventListener("change", () => { shownSample = ""; suggestSamples(); loadSample(); });
+  $("#kg-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    await loadSample();
+    loadRelations();
+  });
+
+  views.kg = { onShow() { loadDatasets(); if (!$("#kg-sample").value) $("#kg-sample").focus(); } };
   window.NeoRAG.kg = { retrieve, get selectedRelation() { return selectedRelation; } };
 })();
