@@ -168,9 +168,9 @@ class EmbeddedServer:
         if not info:
             self.state_path.unlink(missing_ok=True)
             return False
-        try:
-            redis.Redis(host=self.host, port=info.port, socket_timeout=timeout_s).shutdown(nosave=False)
-        except (redis.exceptions.RedisError, OSError):
+        try:  # SIGTERM: redis fsyncs the AOF and exits (SHUTDOWN over a connection takes ~4 s more)
+            os.kill(info.pid, signal.SIGTERM)
+        except OSError:
             pass
         deadline = time.monotonic() + timeout_s
         while _pid_alive(info.pid) and time.monotonic() < deadline:
