@@ -7,13 +7,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
-from app.core.errors import NeoRAGError, StoreUnavailable
+from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
@@ -29,7 +29,7 @@ class IngestRequest(BaseModel):
     """Body of POST /ingest."""
 
     model_config = ConfigDict(extra="ignore")
-    path: str = Field(min_length=1, description="File or directory under an ingest root.")
+    path: str | None = Field(None, description="File or directory under an ingest root (required).")
 
 
 def _options(incremental: bool, refresh: bool, refresh_relations: bool, checkpoint: bool, inc_rel_only: bool,
@@ -76,9 +76,11 @@ def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
 
 
 @router.post("/ingest")
-def ingest(body: IngestRequest, params: _Params = Depends(),
+def ingest(body: IngestRequest | None = Body(None), params: _Params = Depends(),
            services: Services = Depends(get_services)) -> Any:
     """Ingest a file or directory; answers the counts when done (409 if that path is being ingested)."""
+    if body is None or body.path is None:
+        raise BadInput("path: field required (the file or directory to ingest)", field="path")
     target = _prepare(services, body.path, params.options)
     try:
         return ingest_jobs(services).run_sync(services, target, params.options)
