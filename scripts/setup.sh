@@ -11,8 +11,11 @@ stamp=.venv/.neorag-installed
 want=$(sha1sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  # torch first, pinned: any other spec pulls GBs of CUDA wheels.
-  .venv/bin/python -m pip install -q "torch==2.13.0"
+  # torch first, pinned, CPU build (PyPI's Linux wheel pulls GBs of CUDA libraries; +cpu sorts first).
+  if ! .venv/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.13.0'))" 2>/dev/null; then
+    .venv/bin/python -m pip install -q "torch==2.13.0" \
+      --extra-index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+  fi
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$stamp"
 fi
