@@ -50,3 +50,15 @@ def store_down_client(settings: Settings) -> Iterator[TestClient]:
             yield client
     finally:
         server.stop()
+
+
+def drop_graph(server: ServerInfo, graph: str) -> None:
+    """Drop a graph a CLI test created through environment settings."""
+    from app.store.cypher_library import CypherLibrary
+    from app.store.falkor import FalkorStore
+
+    store = FalkorStore(CypherLibrary(Settings().cypher_dir, "falkordb"), "127.0.0.1", server.port, graph)
+    try:
+        store.drop_graph()
+    finally:
+        store.close()
