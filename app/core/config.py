@@ -53,8 +53,10 @@ class Settings(BaseSettings):
     # --- hybrid retrieval, answers and caches (issue 5) ---------------------
     retrieval_top_k: int = Field(8, ge=1, description="Sources per /query and /ranking/preview by default.")
     retrieval_max_top_k: int = Field(100, ge=1, description="Largest top_k a request may ask for.")
-    retrieval_oversample: int = Field(4, ge=1, description="Vector/BM25 candidates fetched = top_k x this (min 24).")
-    retrieval_seed_k: int = Field(8, ge=1, description="Best vector/BM25 chunks used as graph-expansion seeds.")
+    retrieval_oversample: int = Field(
+        4, ge=1, description="Vector/BM25 candidates fetched = top_k x this (min 24).")
+    retrieval_seed_k: int = Field(
+        8, ge=1, description="Best vector/BM25 chunks used as graph-expansion seeds.")
     retrieval_fusion: Literal["composite", "rrf"] = "composite"
     retrieval_rrf_k: int = Field(60, ge=1)
     retrieval_bm25_enabled: bool = True
@@ -77,7 +79,8 @@ class Settings(BaseSettings):
     retrieval_max_depth: int = Field(2, ge=0, le=2)
     retrieval_depth2_reserve: int = Field(20, ge=0, description="Nodes kept free for depth-2 expansion.")
     retrieval_per_entity_limit: int = Field(6, ge=1, description="Chunks taken through one entity.")
-    retrieval_entity_max_freq: int = Field(60, ge=1, description="Entities mentioned more often are hubs: skipped.")
+    retrieval_entity_max_freq: int = Field(
+        60, ge=1, description="Entities mentioned more often are hubs: skipped.")
     retrieval_entity_chunk_min_vector: float = Field(
         0.0, description="Graph-only candidates below this vector score are dropped (0 = keep all).")
     rerank_model: str | None = Field(None, description="Local cross-encoder directory (off when unset).")
@@ -110,7 +113,8 @@ class Settings(BaseSettings):
     relation_window: int = Field(default=2, ge=1, description="Chunks apart for RELATES_TO / LLM REL.")
     ingest_rel_truncate: int = Field(default=600, ge=50, description="Chars per chunk in a relation prompt.")
     ingest_checkpoint_dir: Path | None = Field(
-        default=None, description="Checkpoint dir; unset = beside the source (<data>/ingest_state if read-only).")
+        default=None,
+        description="Checkpoint dir; unset = beside the source (<data>/ingest_state if read-only).")
 
     # --- KG actions and function-call bridge (issue 3) ---------------------
     kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 413).")
