@@ -226,7 +226,7 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
-    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--requests", type=int, default=100, help="per endpoint and size (unique questions)")
     ap.add_argument("--concurrency", type=int, default=4)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
@@ -240,8 +240,10 @@ def main() -> None:
         llm_base_url=None,
     )
     questions = [q["question"] for q in json.loads((DATA / "hotpotqa_train.json").read_text())]
+    mq = Path("/work/shared/data/musique-train100/musique_train.json")
+    questions += [q["question"] for q in json.loads(mq.read_text())]
     rng = random.Random(0)
-    results = []
+    results: list[dict[str, Any]] = []
     try:
         base = export(ingest_base(settings, info.port))
         for size in args.sizes:
@@ -250,11 +252,14 @@ def main() -> None:
             t = time.perf_counter()
             chunks = build_scaled(services, base, size)
             print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
-            services.embedder.embed(questions)  # the query-embedding cache is per process; warm the model
+            services.embedder.encode_raw(["warm up the model"])
             http, url = serve(services)
-            qs = [rng.choice(questions) for _ in range(args.requests)]
-            for path, body in (("/ranking/preview", "question"), ("/retrieve", "query")):
-                r = load(url, path, [{body: q} for q in qs], args.concurrency)
+            # every request a question not seen before: query embedding is computed, never cached
+            qs = rng.sample(questions, len(questions))
+            half = min(args.requests, len(qs) // 2)
+            for i, (path, body) in enumerate((("/ranking/preview", "question"), ("/retrieve", "query"))):
+                mine = qs[i * half : (i + 1) * half]
+                r = load(url, path, [{body: f"{q} (run {size})"} for q in mine], args.concurrency)
                 results.append({"chunks": chunks, "endpoint": path, **r})
                 print(
                     f"{chunks:>7} {path:<18} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  "

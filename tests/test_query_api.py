@@ -127,7 +127,7 @@ def test_bad_input_names_the_field(client: Any) -> None:
 
 
 def test_llm_mode_with_history_and_rewrite(graph: tuple[Settings, Services]) -> None:
-    replies = [
+    replies: list[Any] = [
         "Who directed Maximum Overdrive, the film shot in Leland, North Carolina?",
         "Stephen King directed it [S1].",
     ]
@@ -194,7 +194,7 @@ def test_caches_stats_clear_and_ingest_invalidation(graph: tuple[Settings, Servi
             assert stats["answer_cache_size"] == 2 and stats["embedding_cache_size"] >= 1
             assert any(k.startswith("question:") for k in stats["embedding_cache_keys"])
             assert any(k.startswith(Q[:30]) for k in stats["answer_cache_keys"])
-            services = c.app.state.services
+            services = c.app.state.services  # type: ignore[attr-defined]
             for listener in services.extras.get("ingest_listeners", []):
                 listener()
             assert c.get("/cache/stats").json()["answer_cache_size"] == 0

@@ -77,7 +77,7 @@ def ingest_corpus(services: Services, corpus: Path, fresh: bool = True) -> dict[
     result = ingest_path(
         services, corpus, IngestOptions(llm_relations=False, checkpoint=False, entity_mode="heuristic")
     )
-    return result.__dict__ if hasattr(result, "__dict__") else dict(result)
+    return dict(result.__dict__)
 
 
 def _support_keys(q: EvalQuestion, doc_ids: set[str]) -> set[str]:

@@ -46,11 +46,11 @@ class SparseBM25:
         n = len(texts)
         avgdl = float(lengths.mean()) if n else 1.0
         r, c = np.asarray(rows, dtype=np.int32), np.asarray(cols, dtype=np.int32)
-        tf = np.asarray(tfs, dtype=np.float32)
+        tf_arr = np.asarray(tfs, dtype=np.float32)
         df = np.bincount(r, minlength=len(vocab)).astype(np.float32)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
         norm = k1 * (1 - b + b * lengths[c] / max(avgdl, 1e-9))
-        weights = idf[r] * tf * (k1 + 1) / (tf + norm)
+        weights = idf[r] * tf_arr * (k1 + 1) / (tf_arr + norm)
         self.matrix = sparse.csr_matrix((weights, (r, c)), shape=(len(vocab), n), dtype=np.float32)
 
     def __len__(self) -> int:

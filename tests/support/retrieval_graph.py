@@ -18,8 +18,14 @@ QUESTIONS = json.loads((FIXTURE_DIR / "hotpot_questions.json").read_text(encodin
 
 
 def base_settings(server: ServerInfo, graph: str, **update: object) -> Settings:
-    return Settings(backend="embedded", falkor_data_dir=server.data_dir, falkor_port=server.port,
-                    graph_name=graph, llm_base_url=None, **update)  # type: ignore[arg-type]
+    base = Settings(
+        backend="embedded",
+        falkor_data_dir=server.data_dir,
+        falkor_port=server.port,
+        graph_name=graph,
+        llm_base_url=None,
+    )
+    return base.model_copy(update=update)
 
 
 @contextmanager
