@@ -11,10 +11,10 @@ stamp=.venv/.neorag-installed
 want=$(sha1sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  # torch first, pinned, CPU build (PyPI's Linux wheel pulls GBs of CUDA libraries; +cpu sorts first).
+  # torch first, pinned exactly: the dev/CI machines carry a local CPU wheel of 2.13.0 (pip's find-links);
+  # any other spec pulls GBs of CUDA. Elsewhere set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu.
   if ! .venv/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.13.0'))" 2>/dev/null; then
-    .venv/bin/python -m pip install -q "torch==2.13.0" \
-      --extra-index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+    .venv/bin/python -m pip install -q "torch==2.13.0" ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"}
   fi
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$stamp"
