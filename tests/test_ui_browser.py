@@ -21,7 +21,7 @@ from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
 from app.store.falkor import FalkorStore
 from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
-from tests.browser.server import live_server
+from tests.browser.server import LiveServer, live_server
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import ScriptedOpenAI
 
@@ -34,10 +34,17 @@ ANSWER = ("The team lead reviews the request first [S1]. "
           "Requests above 5,000 euros also need the finance controller [S2].")
 
 
-def _answer(body: dict[str, Any]) -> str:
-    """The fake LLM: echoes the question for a rewrite prompt, otherwise answers citing S1 and S2."""
+SLOW_RELATION = {"sleep": 0.4, "content": '{"relations": [{"type": "FOLLOWS", "confidence": 0.8, '
+                                          '"direction": "A->B"}]}'}
+
+
+def _answer(body: dict[str, Any]) -> str | dict[str, Any]:
+    """The fake LLM: slow relation labels (ingest), the question back for a rewrite prompt, else an answer
+    citing S1 and S2."""
     messages = body.get("messages") or []
     system = str(messages[0].get("content", "")) if messages else ""
+    if system.startswith("You label semantic relations"):
+        return SLOW_RELATION
     if system.startswith("Rewrite"):
         return str(messages[-1].get("content", "")).rsplit("Last question:", 1)[-1].strip()
     return ANSWER
@@ -58,7 +65,7 @@ def ui_settings(falkor_server: ServerInfo, fake_llm: ScriptedOpenAI,
     values: dict[str, Any] = {
         "backend": "embedded", "falkor_data_dir": falkor_server.data_dir, "falkor_port": falkor_server.port,
         "graph_name": f"ui_{uuid.uuid4().hex[:10]}", "llm_base_url": fake_llm.base_url,
-        "ingest_roots": [root], "ingest_llm_relations": "off"}
+        "ingest_roots": [root], "ingest_llm_relations": "on"}
     settings = Settings(**values)
     yield settings
     store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
@@ -68,9 +75,14 @@ def ui_settings(falkor_server: ServerInfo, fake_llm: ScriptedOpenAI,
 
 
 @pytest.fixture(scope="module")
-def base_url(ui_settings: Settings) -> Iterator[str]:
-    with live_server(ui_settings) as url:
-        yield url
+def live(ui_settings: Settings) -> Iterator[LiveServer]:
+    with live_server(ui_settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def base_url(live: LiveServer) -> str:
+    return live.url
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +188,45 @@ def test_ingest_outside_the_roots_shows_the_error_in_place(browser: WebDriver, b
     assert not browser.find_element(By.ID, "ingest-resume").is_displayed()
     screenshot(browser, "ingest_error")
     console_errors(browser)  # the refused stream logs its 403: expected
+
+
+def _long_document(paragraphs: int = 9) -> str:
+    topics = ["approval", "budget", "supplier", "ledger", "review", "contract", "invoice", "audit", "payment"]
+    return "# Long procurement handbook\n\n" + "\n\n".join(
+        f"Section {i}: the {topics[i % len(topics)]} step. " + " ".join(
+            f"In step {i} the {topics[(i + j) % len(topics)]} team records item {j} and checks it twice."
+            for j in range(10)) for i in range(paragraphs))
+
+
+def test_ingest_disconnect_shows_resumable_state_and_resume_completes(
+        browser: WebDriver, base_url: str, live: LiveServer, ui_settings: Settings) -> None:
+    folder = Path(ui_settings.ingest_roots[0]) / "long"
+    folder.mkdir()
+    (folder / "handbook.md").write_text(_long_document(), encoding="utf-8")
+    _open(browser, base_url, "ingest")
+    _ingest(browser, folder)
+    # LLM relation labelling is slow (0.4 s per pair): drop the connection while it runs.
+    relation_row = 'tr[data-stage="relation_extraction"]'
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, relation_row) or None, 60)
+    assert live.drop_connections() >= 1
+    _wait(browser, lambda d: d.find_element(By.ID, "ingest-state").text.lower() == "disconnected", 20)
+    resume = browser.find_element(By.ID, "ingest-resume")
+    assert resume.is_displayed() and "relation_extraction" in resume.text
+    overall = browser.find_element(By.ID, "ingest-overall")
+    assert int(overall.get_attribute("aria-valuenow") or 0) < 100
+    assert "interrupted" in overall.text
+    screenshot(browser, "ingest_disconnected")
+    browser.find_element(By.ID, "ingest-resume-btn").click()
+    # The interrupted run finishes on the server first (409 -> the page waits and retries), then the resume
+    # skips everything already written.
+    _wait(browser, lambda d: d.find_element(By.ID, "ingest-state").text.lower() in ("done", "error"), 90)
+    assert browser.find_element(By.ID, "ingest-state").text.lower() == "done", \
+        browser.find_element(By.ID, "ingest-error").text
+    counts = _counts(browser)
+    assert counts["chunks_new"] == "0" and int(counts["chunks_skipped"]) == int(counts["chunks_total"]) > 3
+    assert counts["incremental"] == "yes"
+    assert browser.find_element(By.ID, "ingest-overall").get_attribute("aria-valuenow") == "100"
+    console_errors(browser)  # the offline stream and the 409s are expected
 
 
 @pytest.fixture(scope="module")

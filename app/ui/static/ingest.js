@@ -170,9 +170,10 @@
     setBar(overall, last && last.counted ? last.pct : 0, { label: "interrupted" + (run.lastStage ? " in " + run.lastStage : "") });
     setState(why === "stopped" ? "stopped" : "disconnected");
     const where = run.lastStage ? " during stage “" + run.lastStage + "”" : "";
-    $("#ingest-resume-text").textContent = (why === "stopped" ? "Stopped" : "Connection lost") + where +
-      ". Work already written is kept: resuming re-runs the same path incrementally with the checkpoint, " +
-      "so finished files, chunks and relation pairs are skipped.";
+    $("#ingest-resume-text").textContent = (why === "stopped" ? "Stopped watching" : "Connection lost") + where +
+      ". The server keeps ingesting in the background and keeps what is written. Resume re-runs this path " +
+      "incrementally with its checkpoint, so finished files, chunks and relation pairs are skipped " +
+      "(it waits while the background run finishes).";
     resumeEl.hidden = false;
     log((why === "stopped" ? "stopped by user" : "connection lost") + where + " (resumable)", "err");
   }
@@ -187,6 +188,7 @@
         const text = await resp.text();
         let body = text;
         try { body = JSON.parse(text); } catch (_) { /* plain text */ }
+        if (resp.status === 409 && run.resuming && run.tries < MAX_RESUME_TRIES) { waitAndRetry(body); return; }
         fail(errorText(resp.status, body));
         return;
       }
@@ -197,8 +199,26 @@
     }
   }
 
-  function start(params) {
+  const MAX_RESUME_TRIES = 150;
+  let retryTimer = null;
+
+  /** Resuming while the interrupted run still finishes on the server (409): try again every 2 s. */
+  function waitAndRetry(body) {
+    run.finished = "waiting";
+    closeSource();
+    stopBtn.disabled = false;
+    startBtn.disabled = true;
+    setState("waiting", "waiting");
+    setBar(overall, 0, { indeterminate: true, label: "previous run still finishing on the server…" });
+    if (run.tries === 0) log("server: " + ((body && body.message) || "already running") + " — retrying every 2 s");
+    const params = run.params;
+    const tries = run.tries + 1;
+    retryTimer = setTimeout(() => start(params, { resuming: true, tries }), 2000);
+  }
+
+  function start(params, opts) {
     if (run && run.source) return;
+    clearTimeout(retryTimer);
     showError(errorEl, null);
     resumeEl.hidden = true;
     $("#ingest-result-card").hidden = true;
@@ -207,10 +227,10 @@
     for (const [k, v] of Object.entries(params)) query.set(k, String(v));
     const url = "/ingest/stream?" + query.toString();
     run = { params, stages: new Map(), finished: null, gotEvent: false, startedAt: Date.now(), lastStage: null,
-      warnings: [] };
+      warnings: [], resuming: Boolean(opts && opts.resuming), tries: (opts && opts.tries) || 0 };
     setBar(overall, 0, { indeterminate: true, label: "starting…" });
     setState("running");
-    log("GET " + url);
+    if (!run.tries) log("GET " + url);
     startBtn.disabled = true;
     stopBtn.disabled = false;
     clearInterval(timer);
@@ -253,10 +273,13 @@
     if (!params.path) { showError(errorEl, "Enter a file or folder path."); return; }
     start(params);
   });
-  stopBtn.addEventListener("click", () => { if (run && !run.finished) disconnected("stopped"); });
+  stopBtn.addEventListener("click", () => {
+    clearTimeout(retryTimer);
+    if (run && (!run.finished || run.finished === "waiting")) { run.finished = null; disconnected("stopped"); }
+  });
   $("#ingest-resume-btn").addEventListener("click", () => {
     if (!run) return;
-    start(Object.assign({}, run.params, { incremental: true, refresh: false, checkpoint: true }));
+    start(Object.assign({}, run.params, { incremental: true, refresh: false, checkpoint: true }), { resuming: true });
   });
   $("#ingest-log-clear").addEventListener("click", () => logEl.replaceChildren());
 
