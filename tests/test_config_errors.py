@@ -131,3 +131,21 @@ def test_vector_dimension_mismatch_is_flagged(settings: Settings, store: FalkorS
                for r in caplog.records)
     dims = [r["dimension"] for r in store.run("index_state") if r["type"] == "VECTOR"]
     assert dims == [128]  # never silently recreated
+
+
+def test_store_down_at_start_gets_its_schema_when_it_comes_up(tmp_path: Path, graph_name: str) -> None:
+    port = free_port()
+    server = EmbeddedServer(tmp_path / "db", port=port)
+    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
+    try:
+        with app_client(settings) as client:  # the app starts although the store is down
+            down = client.get("/health")
+            assert down.status_code == 503 and down.json()["status"] == "degraded"
+            assert client.get("/diagnostics").json()["schema_error"]
+            server.start()
+            assert client.get("/health").status_code == 200
+            diag = client.get("/diagnostics").json()
+            assert diag["schema_error"] is None
+            assert diag["vector_index"]["present"] is True and diag["vector_index"]["dimension"] == 384
+    finally:
+        server.stop()

@@ -14,9 +14,21 @@ def health_report(services: Services) -> tuple[bool, dict[str, Any]]:
     """(ok, body) for GET /health."""
     health = services.store.health()
     if health.reachable:
+        _retry_bootstrap(services)
         return True, {"status": "ok", "api_version": API_VERSION}
     return False, {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
                    "reason": health.detail, "hint": _store_hint(services)}
+
+
+def _retry_bootstrap(services: Services) -> None:
+    """A store that was down at start gets its schema once it answers (no app restart needed)."""
+    if services.schema_error is None:
+        return
+    try:
+        services.store.bootstrap(services.embedder.dimension)
+        services.schema_error = None
+    except NeoRAGError as exc:
+        services.schema_error = str(exc)
 
 
 def _store_hint(services: Services) -> str:
@@ -29,6 +41,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
     """Everything /diagnostics shows: store, indexes, embedder, counts, feature flags."""
     settings, store, embedder = services.settings, services.store, services.embedder
     health = store.health()
+    if health.reachable:
+        _retry_bootstrap(services)
     report: dict[str, Any] = {
         "api_version": API_VERSION,
         "backend": settings.backend,

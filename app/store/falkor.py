@@ -8,6 +8,7 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 from falkordb.edge import Edge
+from falkordb.graph import Graph
 from falkordb.helpers import stringify_param_value
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
@@ -94,8 +95,32 @@ class FalkorStore(GraphStore):
         super().__init__(library, batch_size)
         self.host, self.port, self.graph_name = host, port, graph
         self.timeout_ms = int(timeout_s * 1000)
-        self._db = FalkorDB(host=host, port=port, socket_timeout=timeout_s + 5, socket_connect_timeout=3)
-        self._graph = self._db.select_graph(graph)
+        self._socket_timeout = timeout_s + 5
+        self._conn: FalkorDB | None = None
+        self._graph_handle: Graph | None = None
+        try:
+            self._connect()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            pass  # a store that is down at start is connected on first use (health reports it meanwhile)
+
+    def _connect(self) -> FalkorDB:
+        if self._conn is None:
+            db = FalkorDB(host=self.host, port=self.port, socket_timeout=self._socket_timeout,
+                          socket_connect_timeout=3)
+            self._graph_handle = db.select_graph(self.graph_name)
+            self._conn = db
+        return self._conn
+
+    @property
+    def _db(self) -> FalkorDB:
+        """The client, connected on first use."""
+        return self._connect()
+
+    @property
+    def _graph(self) -> Graph:
+        self._connect()
+        assert self._graph_handle is not None
+        return self._graph_handle
 
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         try:
@@ -144,7 +169,9 @@ class FalkorStore(GraphStore):
             pass
 
     def close(self) -> None:
+        if self._conn is None:
+            return
         try:
-            self._db.connection.close()
+            self._conn.connection.close()
         except Exception:  # noqa: BLE001
             pass
