@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from app.core.config import Settings
 from app.store.embedded import EmbeddedServer, free_port
@@ -15,9 +16,10 @@ from tests.support.apps import app_client
 
 def test_chunk_previews_in_the_order_asked(settings: Settings, tmp_path: Path) -> None:
     doc = tmp_path / "notes.md"
-    doc.write_text("# Notes\n\n" + " ".join(f"Sentence number {i} about the approval flow." for i in range(60)),
-                   encoding="utf-8")
-    (tmp_path / "short.md").write_text("# Short\n\nThe finance controller approves budgets.", encoding="utf-8")
+    sentences = " ".join(f"Sentence number {i} about the approval flow." for i in range(60))
+    doc.write_text("# Notes\n\n" + sentences, encoding="utf-8")
+    short = "# Short\n\nThe finance controller approves budgets."
+    (tmp_path / "short.md").write_text(short, encoding="utf-8")
     with app_client(settings) as c:
         services = c.app.state.services  # type: ignore[attr-defined]
         ingest_path(services, tmp_path, IngestOptions(llm_relations=False, checkpoint=False))
@@ -55,41 +57,45 @@ def test_kg_sample_picker_and_sample_info(settings: Settings, store) -> None:  #
     load_records(store, "cwq", [KGRecord(sample_id="CWQ-1", triples=[("A", "r", "B")])])
     with app_client(settings) as c:
         body = c.get("/ui/api/kg/samples", params={"dataset": "webqsp"}).json()
-        assert [s["sample_id"] for s in body["samples"]] == ["WebQTrn-0", "WebQTrn-1", "WebQTrn-10", "WebQTrn-2"]
+        ids = [s["sample_id"] for s in body["samples"]]
+        assert ids == ["WebQTrn-0", "WebQTrn-1", "WebQTrn-10", "WebQTrn-2"]
         assert body["samples"][0]["n_triples"] == 1
         pref = c.get("/ui/api/kg/samples", params={"dataset": "webqsp", "prefix": "WebQTrn-1", "limit": 1})
         assert [s["sample_id"] for s in pref.json()["samples"]] == ["WebQTrn-1"]
         assert c.get("/ui/api/kg/samples", params={"dataset": "nope"}).json()["samples"] == []
         info = c.get("/ui/api/kg/sample", params={"dataset": "webqsp", "sample_id": "WebQTrn-10"})
         assert info.status_code == 200
-        assert info.json() | {} == {"dataset": "webqsp", "sample_id": "WebQTrn-10", "question": "q 10?",
-                                    "answers": ["B10"], "q_entity": ["A"], "a_entity": ["B10"], "n_triples": 1}
+        assert info.json() == {"dataset": "webqsp", "sample_id": "WebQTrn-10", "question": "q 10?",
+                               "answers": ["B10"], "q_entity": ["A"], "a_entity": ["B10"], "n_triples": 1}
         absent = c.get("/ui/api/kg/sample", params={"dataset": "cwq", "sample_id": "WebQTrn-10"})
         assert absent.status_code == 404 and absent.json()["field"] == "sample_id"
 
 
 def test_kg_sample_picker_bad_input(settings: Settings) -> None:
     with app_client(settings) as c:
-        for params, field in (({}, "dataset"), ({"dataset": " "}, "dataset"),
+        cases: list[tuple[dict[str, Any], str]] = [({}, "dataset"), ({"dataset": " "}, "dataset"),
                               ({"dataset": "webqsp", "limit": 0}, "limit"),
-                              ({"dataset": "webqsp", "limit": "x"}, "limit")):
+                              ({"dataset": "webqsp", "limit": "x"}, "limit")]
+        for params, field in cases:
             resp = c.get("/ui/api/kg/samples", params=params)
             assert resp.status_code == 422 and resp.json()["field"] == field, (params, resp.text)
         resp = c.get("/ui/api/kg/sample", params={"dataset": "webqsp"})
         assert resp.status_code == 422 and resp.json()["field"] == "sample_id"
 
 
-def test_store_down_is_503(tmp_path: Path, graph_name: str) -> None:
+def test_store_down_is_503(settings: Settings, tmp_path: Path) -> None:
     port = free_port()
     server = EmbeddedServer(tmp_path / "db", port=port)
     server.start()
-    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
+    settings = settings.model_copy(update={"falkor_data_dir": tmp_path / "db", "falkor_port": port})
     try:
         with app_client(settings) as c:
             server.stop()
             assert c.get("/ui").status_code == 200  # the page itself still loads and shows the status
-            for path, params in (("/ui/api/chunks", {"ids": ["a"]}), ("/ui/api/kg/samples", {"dataset": "w"}),
-                                 ("/ui/api/kg/sample", {"dataset": "w", "sample_id": "s"})):
+            checks: list[tuple[str, dict[str, Any]]] = [
+                ("/ui/api/chunks", {"ids": ["a"]}), ("/ui/api/kg/samples", {"dataset": "w"}),
+                ("/ui/api/kg/sample", {"dataset": "w", "sample_id": "s"})]
+            for path, params in checks:
                 resp = c.get(path, params=params)
                 assert resp.status_code == 503, (path, resp.text)
                 assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
