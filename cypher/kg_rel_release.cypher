@@ -1,7 +1,7 @@
-// Remove samples' triples from the whole graph: decrement KG_REL.samples, delete at zero. Params: $rows [{h, r, t, n}] (entity keys, n = samples releasing it; rows distinct).
+// Remove samples' triples from the whole graph: decrement KG_REL.samples (kg_rel_prune then deletes those at zero). Params: $rows [{h, r, t, n}] (entity keys, n = samples releasing it; rows distinct).
 UNWIND $rows AS x
-MATCH (h:KGEntity {key: x.h})-[r:KG_REL {relation: x.r}]->(t:KGEntity {key: x.t})
+MATCH (h:KGEntity {key: x.h})
+MATCH (t:KGEntity {key: x.t})
+MATCH (h)-[r:KG_REL]->(t)
+WHERE r.relation = x.r
 SET r.samples = r.samples - x.n
-WITH r
-WHERE r.samples <= 0
-DELETE r

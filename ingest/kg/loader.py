@@ -28,6 +28,7 @@ from ingest.kg.records import KGRecord, Triple
 
 Progress = Callable[[int, int], None]
 CHUNK_TRIPLES = 20_000
+CHUNK_SAMPLES = 200
 WRITE_ROWS = 5_000
 
 
@@ -116,7 +117,7 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
             seen.add(record.sample_id)
             chunk.append(record)
             size += len(record.triples)
-            if size >= CHUNK_TRIPLES:
+            if size >= CHUNK_TRIPLES or len(chunk) >= CHUNK_SAMPLES:
                 _load_chunk(store, writer, dataset, chunk, replace, split, report)
                 chunk, size = [], 0
                 if progress:
@@ -158,6 +159,7 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
         counts.update((row["name"], r, t) for r, t in zip(row["out_rel"], row["out_ent"], strict=False))
     rows = _triple_rows(dataset, counts)
     writer.submit("kg_rel_release", rows)
+    writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
     writer.call("kg_facts_delete", {"samples": skeys})
     return len(rows)
 

@@ -1,0 +1,118 @@
+"""KG loaders: content detection, RoG parquet/JSON/JSONL, subgraph dirs, PathQuestion -> RoG, store writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from app.core.errors import BadInput
+from app.kg.graph import get_relations, get_sample, get_triples, list_datasets
+from app.store.falkor import FalkorStore
+from ingest.kg.loader import load_path, load_records
+from ingest.kg.pathquestion import neighbourhood, parse_answers, parse_path, read_kb, read_pathquestion
+from ingest.kg.readers import read_records
+from ingest.kg.records import KGRecord
+from tests.support.kg import PQ, ROG
+
+ROW = {"id": "WebQTest-7", "question": "what did james k polk do before he was president",
+       "answer": ["Lawyer", "Farmer"], "q_entity": ["James K. Polk"], "a_entity": ["Lawyer"],
+       "graph": [["James K. Polk", "people.person.profession", "Lawyer"],
+                 ["James K. Polk", "people.person.profession", "Farmer"],
+                 ["James K. Polk", "people.person.profession", "Lawyer"]], "choices": []}
+
+
+def test_pathquestion_parsing_and_neighbourhood_hold_the_gold_path() -> None:
+    assert parse_path("a#r1#b#r2#c#<end>#c") == [("a", "r1", "b"), ("b", "r2", "c")]
+    assert parse_answers("male(male/female/)") == ["male", "female"]
+    assert parse_answers("x") == ["x"]
+    records = list(read_pathquestion(PQ / "PQ-2H.txt"))
+    assert len(records) == 1908 and records[0].sample_id == "PQ-2H-0"
+    first = records[0]
+    assert first.q_entity == ["frederica_of_mecklenburg-strelitz"] and first.a_entity == ["united_kingdom"]
+    assert ("frederica_of_mecklenburg-strelitz", "spouse", "ernest_augustus_i_of_hanover") in first.triples
+    kb = set(read_kb(PQ / "2H-kb.txt"))
+    assert all(set(r.triples) <= kb for r in records[:50])
+    adjacency: dict[str, list[tuple[str, str, str]]] = {}
+    for t in kb:
+        adjacency.setdefault(t[0], []).append(t)
+        adjacency.setdefault(t[2], []).append(t)
+    assert neighbourhood(adjacency, "nobody", 2) == set()
+
+
+def test_rog_json_jsonl_parquet_and_subgraph_layouts(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps([ROW]))
+    (tmp_path / "b.jsonl").write_text(json.dumps(ROW) + "\n\n" + json.dumps({**ROW, "id": "x2"}) + "\n")
+    pq.write_table(pa.Table.from_pylist([ROW, {**ROW, "id": "p2"}]), tmp_path / "train-00000.parquet")
+    (tmp_path / "one.json").write_text(json.dumps({"triples": [["a", "r", "b"], ["bad"]]}))
+    for name, ids in [("a.json", ["WebQTest-7"]), ("b.jsonl", ["WebQTest-7", "x2"]),
+                      ("train-00000.parquet", ["WebQTest-7", "p2"]), ("one.json", ["one"])]:
+        assert [r.sample_id for r in read_records(tmp_path / name, "webqsp")] == ids
+    rec = next(read_records(tmp_path / "train-00000.parquet", "webqsp"))
+    assert rec.answers == ["Lawyer", "Farmer"] and len(rec.triples) == 3
+    assert next(read_records(tmp_path / "one.json", "d")).triples == [("a", "r", "b")]
+    hf = tmp_path / "hf" / "data"
+    hf.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([ROW]), hf / "train-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist([{**ROW, "id": "t1"}]), hf / "test-00000-of-00001.parquet")
+    assert [r.sample_id for r in read_records(tmp_path / "hf", "webqsp", split="test")] == ["t1"]
+    ids = sorted(r.sample_id for r in read_records(ROG, "webqsp"))
+    assert ids == ["WebQTrn-0", "WebQTrn-1", "WebQTrn-2"]
+    assert sorted(r.sample_id for r in read_records(ROG / "webqsp" / "subgraphs", "x")) == ids
+
+
+def test_unreadable_inputs_name_the_problem(tmp_path: Path) -> None:
+    (tmp_path / "x.csv").write_text("a,b,c\n")
+    (tmp_path / "bad.json").write_text("{nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadInput, match="cannot tell what x.csv holds"):
+        list(read_records(tmp_path / "x.csv", "d"))
+    with pytest.raises(BadInput, match="bad.json is not JSON"):
+        list(read_records(tmp_path / "bad.json", "d"))
+    with pytest.raises(BadInput, match="no subgraphs"):
+        list(read_records(tmp_path / "empty", "d"))
+    with pytest.raises(BadInput, match="does not exist"):
+        list(read_records(tmp_path / "missing.json", "d"))
+    with pytest.raises(ValueError, match="no 'id'"):
+        KGRecord.from_rog({"graph": []})
+    q = tmp_path / "PQ-9H.txt"
+    q.write_text("q ?\ta(a/)\th#r#a#<end>#a\n")
+    with pytest.raises(BadInput, match="KB .*9H-kb.txt not found"):
+        list(read_records(q, "d"))
+
+
+def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: FalkorStore) -> None:
+    rep = load_records(store, "d", [KGRecord.from_rog(ROW), KGRecord("s2", [("James K. Polk", "r", "X")])])
+    assert (rep.samples_loaded, rep.triples, rep.duplicates_collapsed) == (2, 3, 1)
+    again = load_records(store, "d", [KGRecord.from_rog(ROW)])
+    assert (again.samples_loaded, again.samples_skipped, again.triples) == (0, 1, 0)
+    assert list_datasets(store) == [{"name": "d", "samples": 2, "triples": 3}]
+    counts = store.run("count_nodes_by_label")
+    assert counts  # statement exists and runs
+    whole = get_triples(store, "d", None, "james k. polk")
+    assert whole == [("James K. Polk", "people.person.profession", "Farmer"),
+                     ("James K. Polk", "people.person.profession", "Lawyer"), ("James K. Polk", "r", "X")]
+    assert get_relations(store, "d", "WebQTest-7", "James K. Polk") == ["people.person.profession"]
+    sample = get_sample(store, "d", "WebQTest-7")
+    assert sample is not None and sample["answers"] == ["Lawyer", "Farmer"] and sample["n_triples"] == 2
+    swapped = load_records(store, "d", [KGRecord("WebQTest-7", [("James K. Polk", "r", "X")])], replace=True)
+    assert (swapped.samples_replaced, swapped.triples) == (1, 1)
+    assert get_triples(store, "d", None, "James K. Polk") == [("James K. Polk", "r", "X")]
+    rel = store.run("kg_graph_triples", {"key": "d/James K. Polk", "relations": ["r"]})
+    assert len(rel) == 1
+    samples_on_edge = store._graph.ro_query(  # noqa: SLF001 - check the refcount itself
+        "MATCH ()-[r:KG_REL {relation: 'r'}]->() RETURN r.samples").result_set
+    assert samples_on_edge == [[2]]
+    assert list_datasets(store) == [{"name": "d", "samples": 2, "triples": 2}]
+    with pytest.raises(BadInput, match="dataset"):
+        load_records(store, "a/b", [])
+
+
+def test_load_path_on_pathquestion_reports_progress(store: FalkorStore) -> None:
+    seen: list[tuple[int, int]] = []
+    rep = load_path(store, PQ / "PQ-3H.txt", "pq3h", progress=lambda s, t: seen.append((s, t)))
+    assert rep.samples_loaded == 300 and rep.triples > 0 and rep.triples_per_s > 0
+    assert seen[-1] == (300, rep.triples) and len(seen) >= 2
