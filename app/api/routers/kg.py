@@ -32,7 +32,7 @@ def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
 class KGQuery(BaseModel):
     """POST /kg/query body."""
 
-    query: str = Field(..., min_length=1, description='get_relations("e") / get_triples("e", ["r"]) calls')
+    query: str = Field(..., description='get_relations("e") / get_triples("e", ["r"]) calls')
     question: str = Field("", description="The question relations are ranked against (BM25).")
     dataset: str | None = Field(None, description="Dataset name; may be omitted when exactly one is loaded.")
     top_k: int | None = Field(None, ge=1, le=1000, description="Relations kept per get_relations call.")
@@ -42,6 +42,9 @@ class KGQuery(BaseModel):
 @router.post("/kg/query")
 def kg_query(body: KGQuery, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Answer function calls over the whole dataset graph; returns ``{text, calls}``."""
+    if not body.query.strip():
+        raise BadInput("query: must hold at least one get_relations(...) or get_triples(...) call",
+                       field="query")
     dataset = body.dataset
     if not dataset:
         names = [d["name"] for d in list_datasets(services.store)]
