@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -51,9 +53,11 @@ def test_graph_reasons_and_entities_are_recorded(graph: tuple[Settings, Services
     assert graph_only and all(c.graph_reason and c.depth >= 1 for c in graph_only)
     for c in result.candidates:
         if c.graph_reason:
-            assert c.graph_bonus == pytest.approx(
-                {"entity": 0.12, "relates": 0.15, "cooccur": 0.10}[c.graph_reason] * 0.5 ** (c.depth - 1)
-            )
+            weight = {"entity": 0.12, "relates": 0.15, "cooccur": 0.10}[c.graph_reason]
+            assert c.graph_bonus == pytest.approx(weight * c.path_score)
+            assert 0 < c.path_score <= 0.5 ** (c.depth - 1) + 1e-9
+            if c.graph_reason in ("entity", "cooccur"):  # from the question's own entities: full strength
+                assert c.path_score == pytest.approx(0.5 ** (c.depth - 1))
 
 
 @pytest.mark.parametrize("max_nodes,reserve", [(30, 10), (40, 0), (120, 20)])
@@ -92,6 +96,21 @@ def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 
+def _drop_index(services: Services, graph: Any, kind: str, statement: str) -> None:
+    """Drop a Chunk index of a copied graph; retried while FalkorDB still builds it after the copy."""
+    from app.store.schema import list_indexes
+
+    for _ in range(50):
+        try:
+            graph.query(statement)
+        except Exception:  # noqa: BLE001 - "no such index" once it is gone
+            pass
+        if not any(i.type == kind and i.label == "Chunk" for i in list_indexes(services.store)):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"could not drop the {kind} index")
+
+
 def test_degraded_when_fulltext_index_missing(
     falkor_server: ServerInfo, graph: tuple[Settings, Services]
 ) -> None:
@@ -104,7 +123,7 @@ def test_degraded_when_fulltext_index_missing(
     services = build_services(
         copy.model_copy(update={"retrieval_bm25_backend": "store"}), start_embedded=False
     )
-    db.select_graph(copy.graph_name).query("CALL db.idx.fulltext.drop('Chunk')")
+    _drop_index(services, db.select_graph(copy.graph_name), "FULLTEXT", "CALL db.idx.fulltext.drop('Chunk')")
     try:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "full-text index missing" in result.degraded_reasons[0]
@@ -124,7 +143,12 @@ def test_degraded_when_vector_index_missing(
     db = FalkorDB(port=falkor_server.port)
     db.select_graph(settings.graph_name).copy(copy.graph_name)
     services = build_services(copy, start_embedded=False)
-    db.select_graph(copy.graph_name).query("DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)")
+    _drop_index(
+        services,
+        db.select_graph(copy.graph_name),
+        "VECTOR",
+        "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)",
+    )
     try:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "vector index missing" in result.degraded_reasons[0]

@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     }
     retrieval_rel_default_weight: float = 0.15
     retrieval_hop_decay: float = Field(0.5, ge=0, le=1, description="Path score factor per extra hop.")
+    retrieval_seed_strength: bool = Field(
+        True, description="Path scores start at the seed's relevance (best seed 1.0) instead of 1.0.")
     retrieval_max_nodes: int = Field(120, ge=1, description="Subgraph quota: candidate chunks in all.")
     retrieval_max_depth: int = Field(2, ge=0, le=2)
     retrieval_depth2_reserve: int = Field(20, ge=0, description="Nodes kept free for depth-2 expansion.")

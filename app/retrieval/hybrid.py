@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.core.errors import StatementError
 from app.retrieval.bm25 import lexical_index
@@ -195,11 +195,26 @@ def retrieve(
     return result
 
 
-def _seeds(pool: _Pool, n: int) -> list[str]:
-    """Best direct candidates (vector score plus lexical score) to expand from."""
+class Offer(NamedTuple):
+    """One graph path to a chunk: reason weight, hop depth and the strength of where it started."""
+
+    weight: float
+    id: str
+    reason: str
+    depth: int
+    via: str | None = None
+    rel_type: str | None = None
+    conf: float | None = None
+    strength: float = 1.0
+
+
+def _seeds(pool: _Pool, n: int, propagate: bool) -> dict[str, float]:
+    """Best direct candidates (vector + 0.4 x BM25) with their strength relative to the best one."""
     direct = [c for c in pool.by_id.values() if c.vector_rank or c.bm25_rank]
-    direct.sort(key=lambda c: -((c.score_raw or 0.0) + 0.4 * c.bm25))
-    return [c.id for c in direct[:n]]
+    prelim = {c.id: (c.score_raw or 0.0) + 0.4 * c.bm25 for c in direct}
+    best = sorted(direct, key=lambda c: -prelim[c.id])[:n]
+    top = prelim[best[0].id] if best else 1.0
+    return {c.id: (prelim[c.id] / top if propagate and top > 0 else 1.0) for c in best}
 
 
 def _expand(
@@ -216,12 +231,12 @@ def _expand(
     result.entities = [{"id": e["id"], "name": e["name"], "freq": e.get("freq")} for e in entities]
     entity_ids = [e["id"] for e in entities]
     names = {e["id"]: e["name"] for e in entities}
-    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]] = []
-    seeds = _seeds(pool, opts.seed_k)
+    offers: list[Offer] = []
+    seeds = _seeds(pool, opts.seed_k, services.settings.retrieval_seed_strength)
     # depth 1: chunks naming question entities; neighbours of the seed chunks
     if entity_ids:
         for row in store.run("retrieval_entity_chunks", {"ids": entity_ids, "per_entity": opts.per_entity}):
-            offers.append((weights.entity, str(row["id"]), "entity", 1, names.get(row["entity"]), None, None))
+            offers.append(Offer(weights.entity, str(row["id"]), "entity", 1, names.get(row["entity"])))
     offers += _neighbour_offers(store, seeds, opts, weights, depth=1)
     depth1_budget = opts.max_nodes - (opts.depth2_reserve if opts.depth >= 2 else 0) - len(pool.by_id)
     new1 = _apply(pool, offers, weights, depth1_budget)
@@ -233,69 +248,77 @@ def _expand(
             "retrieval_cooccur_chunks",
             {"ids": entity_ids, "per_entity": opts.per_entity, "max_freq": opts.max_freq},
         ):
-            offers.append(
-                (weights.cooccur, str(row["id"]), "cooccur", 2, names.get(row["entity"]), None, None)
-            )
-    frontier = [
-        c.id for c in sorted((pool.by_id[i] for i in new1), key=lambda c: -c.graph_bonus)[: opts.seed_k]
-    ]
+            offers.append(Offer(weights.cooccur, str(row["id"]), "cooccur", 2, names.get(row["entity"])))
+    ranked1 = sorted((pool.by_id[i] for i in new1), key=lambda c: -c.graph_bonus)[: opts.seed_k]
+    frontier = {c.id: c.path_score for c in ranked1}
     offers += _neighbour_offers(store, frontier, opts, weights, depth=2)
     _apply(pool, offers, weights, opts.max_nodes - len(pool.by_id))
 
 
 def _neighbour_offers(
-    store: Any, ids: list[str], opts: RetrievalOptions, weights: Weights, depth: int
-) -> list[tuple[float, str, str, int, str | None, str | None, float | None]]:
-    if not ids:
+    store: Any, seeds: dict[str, float], opts: RetrievalOptions, weights: Weights, depth: int
+) -> list[Offer]:
+    """RELATES_TO / REL neighbours and chunks sharing a non-hub entity, for every seed."""
+    if not seeds:
         return []
-    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]] = []
+    ids = list(seeds)
+    offers: list[Offer] = []
     for row in store.run("retrieval_expand_chunks", {"ids": ids, "per_seed": opts.per_entity}):
+        src = str(row["src"])
         if row["kind"] == "REL":
             conf = None if row.get("conf") is None else float(row["conf"])
+            weight = weights.rel_weight(row.get("rel_type"), conf)
             offers.append(
-                (
-                    weights.rel_weight(row.get("rel_type"), conf),
+                Offer(
+                    weight,
                     str(row["id"]),
                     "llm_rel",
                     depth,
-                    str(row["src"]),
+                    src,
                     row.get("rel_type"),
                     conf,
+                    seeds.get(src, 1.0),
                 )
             )
         else:
-            offers.append((weights.relates, str(row["id"]), "relates", depth, str(row["src"]), None, None))
-    for row in store.run(
-        "retrieval_expand_entities",
-        {
-            "ids": ids,
-            "per_entity": opts.per_entity,
-            "max_freq": opts.max_freq,
-            "max_entities": opts.per_entity,
-        },
-    ):
+            offers.append(
+                Offer(weights.relates, str(row["id"]), "relates", depth, src, strength=seeds.get(src, 1.0))
+            )
+    params = {
+        "ids": ids,
+        "per_entity": opts.per_entity,
+        "max_freq": opts.max_freq,
+        "max_entities": opts.per_entity,
+    }
+    for row in store.run("retrieval_expand_entities", params):
+        src = str(row["src"])
         offers.append(
-            (weights.relates, str(row["id"]), "relates", depth, f"{row['src']} via {row['name']}", None, None)
+            Offer(
+                weights.relates,
+                str(row["id"]),
+                "relates",
+                depth,
+                f"{src} via {row['name']}",
+                strength=seeds.get(src, 1.0),
+            )
         )
     return offers
 
 
-def _apply(
-    pool: _Pool,
-    offers: list[tuple[float, str, str, int, str | None, str | None, float | None]],
-    weights: Weights,
-    budget: int,
-) -> list[str]:
+def _apply(pool: _Pool, offers: list[Offer], weights: Weights, budget: int) -> list[str]:
     """Give each offered path to its chunk (strongest first); new chunks only while ``budget`` lasts."""
     added: list[str] = []
-    for weight, cid, reason, depth, via, rel_type, conf in sorted(offers, key=lambda o: (-o[0], o[1])):
-        existing = cid in pool.by_id
-        c = pool.get_or_add(cid, budget - len(added))
+    ranked = sorted(offers, key=lambda o: (-o.weight * o.strength * weights.path_factor(o.depth), o.id))
+    for o in ranked:
+        existing = o.id in pool.by_id
+        c = pool.get_or_add(o.id, budget - len(added))
         if c is None:
             continue
         if not existing:
-            added.append(cid)
-        c.offer_graph(reason, weight, depth, weights.path_factor(depth), via, rel_type, conf)
+            added.append(o.id)
+        c.offer_graph(
+            o.reason, o.weight, o.depth, weights.path_factor(o.depth) * o.strength, o.via, o.rel_type, o.conf
+        )
     return added
 
 
