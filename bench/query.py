@@ -228,6 +228,12 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
     ap.add_argument("--requests", type=int, default=100, help="per endpoint and size (unique questions)")
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument(
+        "--base-cache",
+        type=Path,
+        default=None,
+        help="JSON file keeping the ingested base graph between runs (written when missing)",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
     server = EmbeddedServer(tmp / "db")
@@ -245,7 +251,13 @@ def main() -> None:
     rng = random.Random(0)
     results: list[dict[str, Any]] = []
     try:
-        base = export(ingest_base(settings, info.port))
+        if args.base_cache and args.base_cache.exists():
+            base = json.loads(args.base_cache.read_text())
+            print(f"base graph from {args.base_cache}: {len(base['chunks'])} chunks", flush=True)
+        else:
+            base = export(ingest_base(settings, info.port))
+            if args.base_cache:
+                args.base_cache.write_text(json.dumps(base))
         for size in args.sizes:
             s = settings.model_copy(update={"graph_name": f"bench_{size}"})
             services = make_services(s, info.port)
