@@ -175,7 +175,7 @@ def test_unknown_or_empty_sample_is_an_error_item(client: TestClient) -> None:
 
 def test_invalid_items_get_seed_messages_and_the_rest_runs(client: TestClient) -> None:
     base = {"dataset_name": "webqsp", "sample_id": "WebQTrn-0"}
-    items = [
+    items: list[dict[str, Any]] = [
         {**base, "action_type": "get_head_entities", "entity_id": "Jeremy Bieber"},
         {**base, "action_type": "get_conditional_relations", "entity_id": "Justin Bieber"},
         {**base, "action_type": "fly_to_moon", "entity_id": "Justin Bieber"},

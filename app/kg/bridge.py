@@ -60,7 +60,7 @@ def _close_paren(text: str, start: int) -> int:
 
 def _parse_one(name: str, args_text: str, text: str) -> Call:
     try:
-        args = ast.literal_eval(f"({args_text},)") if args_text.strip() else ()
+        args: tuple[Any, ...] = ast.literal_eval(f"({args_text},)") if args_text.strip() else ()
     except (ValueError, SyntaxError):
         return Call(text, error=INVALID)
     if name == "get_relations" and len(args) == 1 and isinstance(args[0], str) and args[0].strip():

@@ -65,7 +65,7 @@ class Facts:
                 grouped.setdefault(rel, set()).add(ent)
             table = {rel: sorted(values) for rel, values in grouped.items()}
             self._memo[key] = table
-        return table.get(relation, [])  # type: ignore[union-attr]
+        return table.get(relation, [])  # type: ignore[attr-defined]
 
 
 def _weight(facts: Facts | None) -> int:
