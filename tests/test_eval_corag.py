@@ -80,13 +80,19 @@ def test_eval_corag_recall_vs_naive_and_chart(
     env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     save = tmp_path / "out" / "corag.json"
-    with ScriptedOpenAI([], default=reply) as llm:
-        monkeypatch.setenv("NEORAG_LLM_BASE_URL", llm.base_url)
+    monkeypatch.delenv("NEORAG_LLM_BASE_URL", raising=False)
+    with ScriptedOpenAI([], default=reply) as llm:  # the endpoint given CoRAG-style on the command line
         res = CliRunner().invoke(
             cli,
             [
                 "eval",
                 "corag",
+                "--vllm_api_base",
+                llm.base_url,
+                "--vllm_api_key",
+                "token-123",
+                "--graph_api_url",
+                "http://localhost:8023/retrieve",
                 "--eval_file",
                 str(HOTPOT),
                 "--save_file",

@@ -52,6 +52,16 @@ def register(eval_app: typer.Typer) -> None:
             help="Ingest this corpus (or question file with paragraphs) first.",
         ),
         graph: str = typer.Option(None, help="Graph name to use (default NEORAG_GRAPH_NAME)."),
+        vllm_api_base: str = typer.Option(
+            None, "--vllm_api_base", help="LLM base URL (else NEORAG_LLM_BASE_URL)."
+        ),
+        vllm_api_key: str = typer.Option(
+            None, "--vllm_api_key", help="LLM API key (else NEORAG_LLM_API_KEY)."
+        ),
+        vllm_model: str = typer.Option(None, "--vllm_model", help="LLM model (else NEORAG_LLM_MODEL)."),
+        graph_api_url: str = typer.Option(
+            None, "--graph_api_url", help="Accepted for CoRAG compatibility; retrieval runs in-process."
+        ),
     ) -> None:
         """Run the CoRAG agent on an eval file with NeoRAG's hybrid retrieval; recall vs naive retrieval."""
         from app.commands.common import load_settings
@@ -78,7 +88,14 @@ def register(eval_app: typer.Typer) -> None:
             num_threads=num_threads,
             limit=limit,
         )
-        services = build_services(load_settings(graph_name=graph))
+        if graph_api_url:
+            typer.echo(
+                f"note: --graph_api_url {graph_api_url} ignored; NeoRAG retrieves in-process", err=True
+            )
+        settings = load_settings(
+            graph_name=graph, llm_base_url=vllm_api_base, llm_api_key=vllm_api_key, llm_model=vllm_model
+        )
+        services = build_services(settings)
         try:
             if corpus_file is not None:
                 from ingest.pipeline import ingest_path
