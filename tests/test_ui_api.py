@@ -101,3 +101,18 @@ def test_store_down_is_503(settings: Settings, tmp_path: Path) -> None:
                 assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
     finally:
         server.stop()
+
+
+def test_ingest_roots_lists_roots_and_their_entries(settings: Settings, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "docs").mkdir(parents=True)
+    (root / ".hidden").mkdir()
+    (root / "a.md").write_text("x", encoding="utf-8")
+    (root / "image.png").write_bytes(b"\x89PNG")
+    missing = tmp_path / "not-there"
+    with app_client(settings.model_copy(update={"ingest_roots": [root, missing]})) as c:
+        body = c.get("/ui/api/ingest/roots").json()
+    assert body["roots"] == [{"path": str(root.resolve()), "exists": True},
+                             {"path": str(missing.resolve()), "exists": False}]
+    r = root.resolve()
+    assert body["paths"] == [str(r), str(r / "a.md"), str(r / "docs")]

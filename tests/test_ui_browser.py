@@ -95,6 +95,8 @@ def browser() -> Iterator[WebDriver]:
 
 
 def _open(browser: WebDriver, base_url: str, view: str) -> None:
+    """A fresh page load on ``view`` (a hash-only change would not reload the page)."""
+    browser.get("about:blank")
     browser.get(f"{base_url}/ui#{view}")
     WebDriverWait(browser, 10).until(
         lambda d: d.find_element(By.ID, f"view-{view}").is_displayed())
@@ -102,23 +104,6 @@ def _open(browser: WebDriver, base_url: str, view: str) -> None:
 
 def _wait(browser: WebDriver, what: Any, timeout: float = 30) -> Any:
     return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
-
-
-def test_status_view_shows_backend_counts_index_and_llm(browser: WebDriver, base_url: str) -> None:
-    _open(browser, base_url, "status")
-    card = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, '[data-stat="backend"] .v')
-                 if d.find_elements(By.CSS_SELECTOR, '[data-stat="backend"]') else None)
-    assert card.text == "embedded"
-    llm = browser.find_element(By.CSS_SELECTOR, '[data-stat="llm"] .v').text
-    assert llm == "configured"
-    vi = browser.find_element(By.CSS_SELECTOR, '[data-stat="vector index"]').text
-    assert "dim 384" in vi
-    assert browser.find_element(By.CSS_SELECTOR, '[data-stat="graph"] .v').text.endswith("nodes")
-    assert browser.find_element(By.ID, "health-pill").text == "server ok"
-    index_rows = browser.find_elements(By.CSS_SELECTOR, "#status-indexes tbody tr")
-    assert any("VECTOR" in r.text for r in index_rows)
-    screenshot(browser, "status")
-    assert console_errors(browser) == []
 
 
 def test_every_tab_switches_view_without_errors(browser: WebDriver, base_url: str) -> None:
@@ -153,6 +138,10 @@ def test_ingest_streams_progress_to_100_and_shows_counts(browser: WebDriver, bas
     root = Path(ui_settings.ingest_roots[0])
     shutil.copytree(CORPUS, root / "browser_ingest")
     _open(browser, base_url, "ingest")
+    _wait(browser, lambda d: str(root.resolve()) in d.find_element(By.ID, "ingest-roots").text, 10)
+    options = [o.get_attribute("value")
+               for o in browser.find_elements(By.CSS_SELECTOR, "#ingest-paths option")]
+    assert str((root / "browser_ingest").resolve()) in options
     _ingest(browser, root / "browser_ingest")
     _wait(browser, lambda d: d.find_element(By.ID, "ingest-state").text.lower() in ("done", "error"), 90)
     assert browser.find_element(By.ID, "ingest-state").text.lower() == "done", \
@@ -410,3 +399,25 @@ def test_kg_explorer_unknown_sample_shows_the_error(browser: WebDriver, base_url
     assert "WebQTrn-404" in error.text
     assert _chips(browser, "kg-relations") == []
     console_errors(browser)  # the sample lookup's 404 is expected
+
+
+def test_status_view_shows_backend_counts_index_and_llm(browser: WebDriver, base_url: str, ingested: Path,
+                                                        kg_loaded: str) -> None:
+    _open(browser, base_url, "status")
+    card = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, '[data-stat="backend"] .v')
+                 if d.find_elements(By.CSS_SELECTOR, '[data-stat="backend"]') else None)
+    assert card.text == "embedded"
+    llm = browser.find_element(By.CSS_SELECTOR, '[data-stat="llm"] .v').text
+    assert llm == "configured"
+    vi = browser.find_element(By.CSS_SELECTOR, '[data-stat="vector index"]').text
+    assert "dim 384" in vi
+    assert browser.find_element(By.CSS_SELECTOR, '[data-stat="graph"] .v').text.endswith("nodes")
+    nodes = browser.execute_script(
+        "return Object.fromEntries(Array.from(document.querySelectorAll('#status-nodes tbody tr'))"
+        ".map((r) => [r.dataset.key, Number(r.querySelector('td').textContent.replace(/,/g, ''))]))")
+    assert nodes["Chunk"] >= 3 and nodes["KGSample"] == 1
+    assert browser.find_element(By.ID, "health-pill").text == "server ok"
+    index_rows = browser.find_elements(By.CSS_SELECTOR, "#status-indexes tbody tr")
+    assert any("VECTOR" in r.text for r in index_rows)
+    screenshot(browser, "status")
+    assert console_errors(browser) == []

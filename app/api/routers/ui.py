@@ -1,6 +1,6 @@
 """GET /ui (the browser page), GET /ui/<asset> (its static files, from the package) and
 GET /ui/api/chunks (text previews for the sources list of a streamed answer) and
-GET /ui/api/kg/samples, /ui/api/kg/sample (the KG explorer's sample picker)."""
+GET /ui/api/ingest/roots, /ui/api/kg/samples, /ui/api/kg/sample (suggestions for the forms)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from app.api.deps import get_services
 from app.services.container import Services
 from app.ui import CONTENT_TYPES, STATIC_DIR, resolve_asset
+from app.ui.ingest_roots import ingest_choices
 from app.ui.kg_info import sample_ids, sample_info
 from app.ui.previews import chunk_previews
 
@@ -35,6 +36,12 @@ def ui_chunk_previews(ids: list[str] = Query(..., description="Chunk ids (repeat
                       services: Services = Depends(get_services)) -> dict[str, list[dict[str, object]]]:
     """Text previews of stored chunks, for the sources list under a streamed answer."""
     return {"chunks": chunk_previews(services.store, ids)}
+
+
+@router.get("/ui/api/ingest/roots", tags=["ui"])
+def ui_ingest_roots(services: Services = Depends(get_services)) -> dict[str, object]:
+    """The configured ingest roots and the folders/files directly inside them (path suggestions)."""
+    return ingest_choices(list(services.settings.ingest_roots))
 
 
 @router.get("/ui/api/kg/samples", tags=["ui"])

@@ -172,9 +172,18 @@
     const tbody = $("#status-indexes").tBodies[0];
     tbody.replaceChildren(...(diag.indexes || []).map((i) => el("tr", {}, [
       el("td", { text: i.name || "" }), el("td", { text: i.type || "" }), el("td", { text: i.label || "" }),
-      el("td", { text: (i.properties || []).join(", ") }), el("td", { text: i.state || "" }),
+      el("td", { text: i.property || (i.properties || []).join(", ") }), el("td", { text: i.state || "" }),
       el("td", { class: "num", text: i.dimension === null || i.dimension === undefined ? "" : i.dimension }),
     ])));
+    // Sections other features add to /diagnostics (services.extras["diagnostics"]): one small table each.
+    const known = new Set(["api_version", "backend", "store", "embedding", "llm", "schema_error", "indexes",
+      "vector_index", "counts", "feature_flags"]);
+    const extra = Object.entries(diag).filter(([k, v]) => !known.has(k) && v && typeof v === "object");
+    $("#status-extra").replaceChildren(...extra.map(([k, v]) => {
+      const table = el("table", { class: "kv" }, [el("tbody")]);
+      fillKv(table, Array.isArray(v) ? Object.fromEntries(v.map((x, i) => [String(i), x])) : v);
+      return el("div", { class: "card grow", "data-section": k }, [el("h2", { text: k }), table]);
+    }));
     $("#status-raw").textContent = JSON.stringify(diag, null, 2);
   }
 

@@ -283,6 +283,20 @@
   });
   $("#ingest-log-clear").addEventListener("click", () => logEl.replaceChildren());
 
-  views.ingest = { onShow() { $("#ingest-path").focus(); } };
+  /** The configured roots (shown in the hint) and the paths directly inside them (suggestions). */
+  async function loadRoots() {
+    let data;
+    try { data = await window.NeoRAG.api("GET", "/ui/api/ingest/roots"); } catch (_) { return; }
+    const roots = data.roots || [];
+    $("#ingest-roots").replaceChildren(...roots.flatMap((r, i) => [i ? ", " : "",
+      el("code", { class: r.exists ? "" : "missing", title: r.exists ? "" : "does not exist yet", text: r.path })]));
+    if (!roots.length) $("#ingest-roots").textContent = "none configured";
+    $("#ingest-paths").replaceChildren(...(data.paths || []).map((p) => el("option", { value: p })));
+    const field = $("#ingest-path");
+    if (!field.value && (data.paths || []).length) field.placeholder = data.paths[data.paths.length > 1 ? 1 : 0];
+  }
+
+  $("#ingest-path").addEventListener("focus", loadRoots);
+  views.ingest = { onShow() { loadRoots(); $("#ingest-path").focus(); } };
   window.NeoRAG.ingest = { start, get run() { return run; } };
 })();
