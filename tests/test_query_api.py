@@ -257,3 +257,16 @@ def test_store_down_is_503_with_hint(tmp_path: Path, graph_name: str) -> None:
                 assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
     finally:
         server.stop()
+
+
+def test_internal_failure_is_500_query_failed(graph: tuple[Settings, Services], tmp_path: Path) -> None:
+    import shutil
+
+    lib = tmp_path / "cypher"
+    shutil.copytree(graph[0].cypher_dir, lib)
+    for dialect in ("falkordb", "neo4j"):
+        (lib / dialect / "retrieval_chunk_details.cypher").unlink()
+    with app_client(graph[0].model_copy(update={"cypher_dir": lib})) as c:
+        resp = c.post("/query", json={"question": Q})
+    assert resp.status_code == 500
+    assert resp.json()["error"] == "query_failed" and "retrieval_chunk_details" in resp.json()["message"]

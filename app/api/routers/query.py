@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends
 from fastapi.concurrency import iterate_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.api.deps import get_services
-from app.core.errors import BadInput
+from app.core.errors import BadInput, LLMUnavailable, StoreUnavailable
 from app.retrieval import validate
 from app.retrieval.qa import QueryRequest, preview, run_query, stream_query
 from app.retrieval.state import caches
 from app.services.container import Services
 
 router = APIRouter(tags=["query"])
+log = logging.getLogger(__name__)
 
 QUERY_EXAMPLE = {
     "question": "Who directed the film?",
@@ -48,18 +50,24 @@ def _request(services: Services, body: dict[str, Any]) -> QueryRequest:
 @router.post("/query", response_model=None)
 def query(
     body: Any = Body(..., examples=[QUERY_EXAMPLE]), services: Services = Depends(get_services)
-) -> dict[str, Any] | StreamingResponse:
+) -> dict[str, Any] | StreamingResponse | JSONResponse:
     """Answer a question with cited sources: JSON, or text/plain chunks plus a [SOURCES] trailer."""
     data = _body(body)
     req = _request(services, data)
-    if data.get("stream", False):
-        mode, chunks = stream_query(services, req)
-        return StreamingResponse(
-            iterate_in_threadpool(chunks),
-            media_type="text/plain; charset=utf-8",
-            headers={"X-NeoRAG-Mode": mode},
-        )
-    return run_query(services, req)
+    try:
+        if data.get("stream", False):
+            mode, chunks = stream_query(services, req)
+            return StreamingResponse(
+                iterate_in_threadpool(chunks),
+                media_type="text/plain; charset=utf-8",
+                headers={"X-NeoRAG-Mode": mode},
+            )
+        return run_query(services, req)
+    except (BadInput, StoreUnavailable, LLMUnavailable):
+        raise  # 4xx / 503 with a hint, from the shared handlers
+    except Exception as exc:  # noqa: BLE001 - the contract's failure shape
+        log.exception("query failed")
+        return JSONResponse(status_code=500, content={"error": "query_failed", "message": str(exc)})
 
 
 @router.post("/ranking/preview")
