@@ -1,0 +1,100 @@
+"""Ingest benchmark: end-to-end chunks/s vs the raw embedder on the same chunks, RSS, entity normalisation.
+
+Usage: .venv/bin/python bench/ingest.py /work/shared/data [--limit N]
+
+Ingests the HotpotQA and MuSiQue corpora (``*_corpus.json``) without an LLM into a fresh embedded
+FalkorDB (temporary data dir), and in the same run times ``Embedder.encode_raw`` on exactly the
+chunks the pipeline produces. Target: end-to-end >= 85 % of raw embedder throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.config import Settings  # noqa: E402
+from app.services.container import build_services  # noqa: E402
+from app.store.embedded import EmbeddedServer  # noqa: E402
+from ingest.chunk import chunk_document  # noqa: E402
+from ingest.load import load_file  # noqa: E402
+from ingest.options import IngestOptions  # noqa: E402
+from ingest.pipeline import ingest_path  # noqa: E402
+
+CORPORA = ("hotpotqa-train100/hotpotqa_train_corpus.json", "musique-train100/musique_train_corpus.json")
+
+
+def rss_mb() -> float:
+    """Peak resident set size of this process so far (MiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", type=Path, help="folder holding hotpotqa-train100/ and musique-train100/")
+    parser.add_argument("--out", type=Path, default=None, help="write the JSON report here too")
+    args = parser.parse_args()
+    files = [args.data / c for c in CORPORA]
+    for f in files:
+        if not f.is_file():
+            sys.exit(f"missing {f}")
+    tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-ingest-"))
+    server = EmbeddedServer(tmp / "falkordb")
+    info = server.start()
+    try:
+        settings = Settings(falkor_data_dir=info.data_dir, falkor_port=info.port, graph_name="bench_ingest",
+                            llm_base_url=None)
+        services = build_services(settings, start_embedded=False)
+        emb = services.embedder
+        emb.encode_raw(["warm up the model"] * 64)
+        rss_start = rss_mb()
+        report: dict[str, object] = {"machine": f"{os.cpu_count()} cores", "corpora": {}}
+        for f in files:
+            texts = [c.text for d in load_file(f).docs for c in chunk_document(d, settings.ingest_chunk_size,
+                                                                                settings.ingest_chunk_overlap)]
+            t0 = time.perf_counter()
+            emb.encode_raw(texts)
+            raw_s = time.perf_counter() - t0
+            del texts
+            t0 = time.perf_counter()
+            res = ingest_path(services, f, IngestOptions(checkpoint=False))
+            e2e_s = time.perf_counter() - t0
+            n = res.chunks_new
+            entry = {
+                "documents": res.documents, "chunks": n,
+                "raw_embed_s": round(raw_s, 2), "raw_chunks_per_s": round(n / raw_s, 1),
+                "ingest_s": round(e2e_s, 2), "ingest_chunks_per_s": round(n / e2e_s, 1),
+                "ratio": round(raw_s / e2e_s, 3),
+                "entity_surface_forms": res.entity_surface_forms,
+                "entities_after_normalisation": res.entity_keys,
+                "cooccur_edges": res.cooccur_edges, "relates_to_edges": res.relates_to_edges,
+            }
+            report["corpora"][f.parent.name] = entry  # type: ignore[index]
+            print(json.dumps({f.parent.name: entry}), flush=True)
+        tot = report["corpora"].values()  # type: ignore[attr-defined]
+        raw = sum(e["raw_embed_s"] for e in tot)
+        e2e = sum(e["ingest_s"] for e in tot)
+        report["overall_ratio"] = round(raw / e2e, 3)
+        report["peak_rss_mb"] = round(rss_mb(), 1)
+        report["rss_growth_mb"] = round(rss_mb() - rss_start, 1)
+        report["graph"] = {r["label"]: r["count"] for r in services.store.run("count_nodes_by_label")}
+        print(json.dumps(report, indent=2))
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=2))
+        services.close()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
