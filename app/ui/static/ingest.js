@@ -157,6 +157,7 @@
     closeSource();
     const last = run.lastStage && run.stages.get(run.lastStage);
     setBar(overall, last && last.counted ? last.pct : 0, { label: "failed" + (run.lastStage ? " in " + run.lastStage : "") });
+    overall.classList.add("failed");
     setState("error");
     showError(errorEl, message);
     log("error: " + message, "err");
@@ -228,6 +229,7 @@
     const url = "/ingest/stream?" + query.toString();
     run = { params, stages: new Map(), finished: null, gotEvent: false, startedAt: Date.now(), lastStage: null,
       warnings: [], resuming: Boolean(opts && opts.resuming), tries: (opts && opts.tries) || 0 };
+    overall.classList.remove("failed");
     setBar(overall, 0, { indeterminate: true, label: "starting…" });
     setState("running");
     if (!run.tries) log("GET " + url);
