@@ -105,6 +105,8 @@ def test_eval_corag_recall_vs_naive_and_chart(
                 "2",
                 "--top_k",
                 "3",
+                "--num_contexts",
+                "6",
             ],
         )
     assert res.exit_code == 0, res.output

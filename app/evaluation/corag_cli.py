@@ -41,7 +41,7 @@ def register(eval_app: typer.Typer) -> None:
         sample_temperature: float = typer.Option(0.7, "--sample_temperature", "--sample-temperature"),
         top_k: int = typer.Option(5, "--top_k", "--top-k", help="Passages per sub-query."),
         num_contexts: int = typer.Option(
-            0, "--num_contexts", "--num-contexts", help="Naive retrieval depth (0 = top_k x max_path_length)."
+            20, "--num_contexts", "--num-contexts", help="Final-answer passages and naive retrieval depth."
         ),
         num_threads: int = typer.Option(1, "--num_threads", "--num-threads"),
         limit: int = typer.Option(0, help="Evaluate only the first N questions (0 = all)."),

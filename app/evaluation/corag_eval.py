@@ -35,7 +35,7 @@ class CoRAGEvalOptions:
     best_n: int = 4
     temperature: float = 0.7
     top_k: int = 5
-    num_contexts: int = 0  # naive retrieval depth; 0 = top_k x max_path_length (the chain's budget)
+    num_contexts: int = 20  # final-answer passages and naive retrieval depth (0: none / top_k x path)
     calc_recall: bool = False
     enable_naive_retrieval: bool = False
     num_threads: int = 1
@@ -127,6 +127,7 @@ def evaluate(
         best_n=opts.best_n,
         temperature=opts.temperature,
         top_k=opts.top_k,
+        num_contexts=opts.num_contexts,
     )
     done = 0
     started_all = time.perf_counter()

@@ -45,6 +45,7 @@ class CoRAGConfig:
     best_n: int = 4
     temperature: float = 0.7
     top_k: int = 5
+    num_contexts: int = 20  # passages of the main question shown to the final answer (0 = none)
     expand_size: int = 4
     num_rollouts: int = 2
     beam_size: int = 1
@@ -245,7 +246,8 @@ class CoRAGAgent:
         """Decode a chain with the configured strategy, then answer from it (temperature 0)."""
         decode = {"greedy": self.greedy, "best_of_n": self.best_of_n, "tree_search": self.tree_search}
         path, path_score = decode[self.cfg.decode_strategy](question)
-        docs = [_doc_text(d) for d in self.retriever(question, self.cfg.top_k)]
+        found = self.retriever(question, self.cfg.num_contexts) if self.cfg.num_contexts > 0 else []
+        docs = [_doc_text(d) for d in found]
         reply = self._chat(
             prompts.final(question, path.subqueries, path.subanswers, self.cfg.task_desc, docs),
             0.0,

@@ -57,6 +57,7 @@ class CoRAGRequest(BaseModel):
     best_n: int = Field(4, ge=1, le=16)
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     top_k: int = Field(5, ge=1, le=50)
+    num_contexts: int = Field(20, ge=0, le=100)
 
     @field_validator("question")
     @classmethod
