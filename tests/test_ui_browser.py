@@ -6,6 +6,7 @@ preview and KG). Screenshots of every view land in tests/artifacts/ (git-ignored
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -45,6 +46,8 @@ def _answer(body: dict[str, Any]) -> str | dict[str, Any]:
     system = str(messages[0].get("content", "")) if messages else ""
     if system.startswith("You label semantic relations"):
         return SLOW_RELATION
+    if "llm is down" in json.dumps(messages).lower():
+        return {"status": 500}
     if system.startswith("Rewrite"):
         return str(messages[-1].get("content", "")).rsplit("Last question:", 1)[-1].strip()
     return ANSWER
@@ -271,6 +274,20 @@ def test_ask_streams_answer_with_linked_sources(browser: WebDriver, base_url: st
     last = answer_calls[-1]["messages"]
     assert any(m["role"] == "assistant" and m["content"].startswith("The team lead") for m in last)
     screenshot(browser, "ask")
+    assert console_errors(browser) == []
+
+
+def test_ask_llm_down_falls_back_to_an_extractive_answer(browser: WebDriver, base_url: str,
+                                                         ingested: Path) -> None:
+    _open(browser, base_url, "ask")
+    browser.find_element(By.ID, "ask-use-history").click()  # a fresh question, no history
+    browser.find_element(By.ID, "ask-question").send_keys("LLM is down: who approves large purchases?")
+    browser.find_element(By.ID, "ask-send").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn.assistant li.source") or None)
+    meta = browser.find_element(By.CSS_SELECTOR, ".turn.assistant .meta").text
+    assert meta.startswith("extractive answer (no LLM)")
+    answer = browser.find_element(By.CSS_SELECTOR, ".turn.assistant .answer").text
+    assert answer and "[SOURCES]" not in answer
     assert console_errors(browser) == []
 
 
