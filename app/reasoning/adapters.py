@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from app.core.errors import BadInput
-from app.kg.keys import entity_key, entity_lkey, facts_key, facts_lkey, fold, sample_key
+from app.kg import graph as kg
+from app.kg.keys import entity_lkey, facts_lkey, fold, sample_key
 from app.services.container import Services
 
 Triple = tuple[str, str, str]
@@ -27,7 +28,7 @@ MAX_NGRAM = 6
 
 def datasets(services: Services) -> list[str]:
     """Names of the KG datasets loaded in the store."""
-    return [str(r["name"]) for r in services.store.run("kg_datasets") if r.get("name")]
+    return [str(d["name"]) for d in kg.list_datasets(services.store) if d.get("name")]
 
 
 def pick_dataset(services: Services, dataset: str | None) -> str:
@@ -48,12 +49,13 @@ def pick_dataset(services: Services, dataset: str | None) -> str:
 
 
 class StoreKGView:
-    """``KGView`` over the store, scoped to one sample (``sample_id``) or the dataset's whole graph."""
+    """``KGView`` over ``app.kg.graph`` (the KG module's in-process API), scoped to one sample
+    (``sample_id``) or the dataset's whole graph, memoised for the life of one request."""
 
     def __init__(self, services: Services, dataset: str, sample_id: str | None = None) -> None:
         self.store, self.dataset, self.sample_id = services.store, dataset, sample_id
         self.skey = sample_key(dataset, sample_id) if sample_id is not None else None
-        self._facts: dict[str, dict[str, Any] | None] = {}
+        self._memo: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
         if self.skey is not None and not self.store.run("kg_sample_lookup", {"keys": [self.skey]}):
             raise BadInput(
@@ -62,60 +64,53 @@ class StoreKGView:
                 field="sample_id",
             )
 
-    # -- per-sample facts -------------------------------------------------------------------------------
-    def _sample_facts(self, name: str) -> dict[str, Any] | None:
-        assert self.skey is not None
+    def _cached(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         with self._lock:
-            if name in self._facts:
-                return self._facts[name]
-        rows = self.store.run("kg_facts_by_key", {"keys": [facts_key(self.skey, name)]})
-        row = rows[0] if rows else None
+            if key in self._memo:
+                return self._memo[key]
+        value = compute()
         with self._lock:
-            self._facts[name] = row
-        return row
+            self._memo[key] = value
+        return value
 
     def resolve(self, entity: str) -> str | None:
         """Exact name first, else case-insensitive after trimming."""
-        if self.skey is not None:
-            if self._sample_facts(entity) is not None:
-                return entity
-            rows = self.store.run("kg_facts_by_lkey", {"keys": [facts_lkey(self.skey, entity)]})
-        else:
-            rows = self.store.run("kg_entity_by_lkey", {"keys": [entity_lkey(self.dataset, entity)]})
-        names = [str(r["name"]) for r in rows]
-        return entity if entity in names else (sorted(names)[0] if names else None)
+        return cast(
+            str | None,
+            self._cached(
+                ("resolve", entity),
+                lambda: kg.resolve_entity(self.store, self.dataset, entity, self.sample_id),
+            ),
+        )
 
     def relations(self, entity: str) -> list[tuple[str, str]]:
-        if self.skey is not None:
-            row = self._sample_facts(entity) or {}
-            pairs = {(str(r), "out") for r in row.get("out_rel") or []} | {
-                (str(r), "in") for r in row.get("in_rel") or []
-            }
-            return sorted(pairs)
-        rows = self.store.run("kg_graph_relations", {"key": entity_key(self.dataset, entity)})
-        return sorted({(str(r["relation"]), str(r["direction"])) for r in rows})
+        return cast(
+            list[tuple[str, str]],
+            self._cached(
+                ("rel", entity),
+                lambda: kg.get_relations_directed(self.store, self.dataset, self.sample_id, entity),
+            ),
+        )
 
     def triples(self, entity: str, relation: str, direction: str) -> list[Triple]:
-        if self.skey is not None:
-            row = self._sample_facts(entity) or {}
-            if direction == "out":
-                pairs = zip(row.get("out_rel") or [], row.get("out_ent") or [], strict=False)
-                return sorted({(entity, relation, str(t)) for r, t in pairs if r == relation})
-            pairs = zip(row.get("in_rel") or [], row.get("in_ent") or [], strict=False)
-            return sorted({(str(h), relation, entity) for r, h in pairs if r == relation})
-        rows = self.store.run(
-            "kg_graph_triples", {"key": entity_key(self.dataset, entity), "relations": [relation]}
+        return cast(
+            list[Triple],
+            self._cached(
+                ("tri", entity, relation, direction),
+                lambda: kg.get_triples(
+                    self.store, self.dataset, self.sample_id, entity, [relation], direction
+                ),
+            ),
         )
-        out = set()
-        for r in rows:
-            h, t = str(r["head"]), str(r["tail"])
-            if (direction == "out" and h == entity) or (direction == "in" and t == entity):
-                out.add((h, str(r["relation"]), t))
-        return sorted(out)
 
     def around(self, entity: str) -> list[Triple]:
         """Every triple touching ``entity`` (both directions)."""
-        return [t for rel, d in self.relations(entity) for t in self.triples(entity, rel, d)]
+        return cast(
+            list[Triple],
+            self._cached(
+                ("around", entity), lambda: kg.get_triples(self.store, self.dataset, self.sample_id, entity)
+            ),
+        )
 
     def link(self, question: str) -> list[str]:
         """KG entities named in the question: word n-grams (also underscore-joined), case-insensitive;
