@@ -52,8 +52,8 @@ def main() -> None:
     server = EmbeddedServer(tmp / "falkordb")
     info = server.start()
     try:
-        settings = Settings(falkor_data_dir=info.data_dir, falkor_port=info.port, graph_name="bench_ingest",
-                            llm_base_url=None)
+        settings = Settings.model_validate({"falkor_data_dir": info.data_dir, "falkor_port": info.port,
+                                            "graph_name": "bench_ingest", "llm_base_url": None})
         services = build_services(settings, start_embedded=False)
         emb = services.embedder
         emb.encode_raw(["warm up the model"] * 64)

@@ -58,7 +58,7 @@ def test_post_ingest_counts_and_bad_input(settings, store, tmp_path) -> None:  #
         inc = {"incremental": "true"}
         again = client.post("/ingest", params=inc, json={"path": str(root / "docs")}).json()
         assert again["chunks_new"] == 0 and again["chunks_skipped"] == body["chunks_new"]
-        cases = [
+        cases: list[tuple[dict[str, str], dict[str, Any], int]] = [
             ({"path": "/etc"}, {}, 403), ({"path": str(root / "link.txt")}, {}, 403),
             ({"path": str(root / "missing")}, {}, 404), ({}, {}, 422), ({"path": ""}, {}, 422),
             ({"path": str(root / "docs")}, {"rel_window": 0}, 422),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,11 +13,14 @@ from app.core.errors import BadInput
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from ingest.relations_only import ingest_relations_only
-from tests.support.fake_openai import ScriptedOpenAI
+from tests.support.fake_openai import Reply, ScriptedOpenAI
 from tests.support.ingest_graph import assert_invariants, make_services, q
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
-OPTS = {"chunk_size": 300, "chunk_overlap": 60}
+
+
+def _opts(**kw: Any) -> IngestOptions:
+    return IngestOptions(chunk_size=300, chunk_overlap=60, **kw)
 
 
 def _rels(store) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -27,7 +31,7 @@ def _rels(store) -> list[dict]:  # type: ignore[no-untyped-def]
 def test_llm_relations_malformed_retry_mapping_and_clamp(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     src = tmp_path / "notes.txt"
     shutil.copy(FIX / "notes.txt", src)
-    replies = [
+    replies: list[Reply] = [
         "not json at all",                                                  # pair 1: malformed ...
         '{"relations": [{"type": "causes", "confidence": 1.4}]}',          # ... retried once: CAUSES, clamped
         "garbage", '{"relations": [',                                       # pair 2: malformed twice: skipped
@@ -37,7 +41,7 @@ def test_llm_relations_malformed_retry_mapping_and_clamp(settings, store, embedd
     with ScriptedOpenAI(replies, default='{"relations": []}') as llm:
         services = make_services(settings, store, embedder, llm.base_url)
         events: list[dict] = []
-        res = ingest_path(services, src, IngestOptions(**OPTS), events.append)
+        res = ingest_path(services, src, _opts(), events.append)
         n_requests = len(llm.requests)
     assert res.llm_rel_edges == 2 and res.llm_rel_errors == 1
     start = next(e for e in events if e["stage"] == "relation_start")
@@ -69,10 +73,10 @@ def test_relations_only_incremental(settings, store, embedder, tmp_path) -> None
     paragraphs = text.split("\n\n")
     src.write_text("\n\n".join(paragraphs[:3]))
     services = make_services(settings, store, embedder)
-    ingest_path(services, src, IngestOptions(**OPTS, llm_relations=False))
+    ingest_path(services, src, _opts(llm_relations=False))
     old_ids = [r["id"] for r in services.store.run("ingest_source_chunks_ordered", {"source": str(src)})]
     src.write_text("\n\n".join(paragraphs))  # append two paragraphs
-    ingest_path(services, src, IngestOptions(**OPTS, incremental=True, llm_relations=False))
+    ingest_path(services, src, _opts(incremental=True, llm_relations=False))
     ids = [r["id"] for r in services.store.run("ingest_source_chunks_ordered", {"source": str(src)})]
     assert ids[: len(old_ids) - 1] == old_ids[:-1]
     new = len(ids) - ids.index(old_ids[-2]) - 1 if old_ids[-1] not in ids else len(ids) - len(old_ids)
@@ -104,8 +108,9 @@ def test_relations_only_incremental(settings, store, embedder, tmp_path) -> None
 def test_llm_entity_extraction_with_fallback(settings, store, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     src = tmp_path / "extra.jsonl"
     shutil.copy(FIX / "extra.jsonl", src)
-    replies = ['{"entities": ["Ada Lovelace", "Analytical Engine", "first computer programmer"]}',
-               "nope", "still nope"]
+    replies: list[Reply] = [
+        '{"entities": ["Ada Lovelace", "Analytical Engine", "first computer programmer"]}',
+        "nope", "still nope"]
     with ScriptedOpenAI(replies, default='{"relations": []}') as llm:
         services = make_services(settings, store, embedder, llm.base_url)
         res = ingest_path(services, src, IngestOptions(entity_mode="llm", llm_relations=False))
