@@ -1,0 +1,67 @@
+"""`neorag eval retrieval` end to end on a 6-question HotpotQA slice (its own graph, no LLM)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.evaluation.retrieval_eval import METHODS, _recall, load_dataset
+from app.store.embedded import ServerInfo
+
+DATASET = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_eval"
+
+
+def test_recall_arithmetic_and_loader() -> None:
+    ranked = [("d1", "A"), ("d2", "B"), ("d3", "C")]
+    assert _recall(ranked, {"title:A", "title:C"}, 2) == 0.5
+    assert _recall(ranked, {"title:A", "d3"}, 3) == 1.0
+    questions, corpus = load_dataset("hotpotqa", DATASET)
+    assert len(questions) == 6 and corpus.name == "hotpotqa_questions.json"
+    assert questions[0].support_titles == ["Alû", "Lilu (mythology)"]
+
+
+def test_eval_retrieval_command(
+    falkor_server: ServerInfo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
+    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
+    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "retrieval",
+            "--dataset",
+            "hotpotqa",
+            str(DATASET),
+            "--graph",
+            graph,
+            "--json-out",
+            str(out),
+        ],
+    )
+    try:
+        assert result.exit_code == 0, result.output
+        report = json.loads(out.read_text())
+        assert report["questions"] == 6 and report["chunks"] > 60 and report["graph"] == graph
+        assert set(report["recall"]) == set(METHODS)
+        for method in METHODS:
+            r = report["recall"][method]
+            assert 0.0 <= r["@2"] <= r["@5"] <= r["@10"] <= 1.0
+        assert report["recall"]["hybrid+graph"]["@10"] >= 0.75
+        assert "hybrid+graph" in result.output and "R@5" in result.output
+        bad = CliRunner().invoke(cli, ["eval", "retrieval", "--dataset", "nq", str(DATASET)])
+        assert bad.exit_code != 0
+    finally:
+        from falkordb import FalkorDB
+
+        try:
+            FalkorDB(port=falkor_server.port).select_graph(graph).delete()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
