@@ -3,8 +3,8 @@
 Per chunk of records: look up which samples exist (one read), release the old triples of
 replaced samples, then write entities (MERGE), whole-graph edges (MERGE, refcounted by
 ``KG_REL.samples``), per-sample fact nodes (CREATE) and finally the sample nodes, so a
-visible sample is always complete. Writes run on one background thread while the next chunk
-is prepared (the store executes them in order). Each chunk bumps the dataset's generation,
+visible sample is always complete. Writes run on two ordered background lanes (whole graph,
+per-sample facts) while the next chunk is prepared. Each chunk bumps the dataset's generation,
 which invalidates read caches in every process.
 """
 
@@ -53,26 +53,45 @@ class LoadReport:
 
 
 class _Writer:
-    """Runs statements in submission order on one background thread."""
+    """Runs statements on two ordered background lanes (lane 0: whole graph, lane 1: per-sample facts).
+
+    FalkorDB parses one statement while it executes another, so two lanes overlap; ``after`` makes a
+    statement wait for earlier futures of the other lane (samples are written only once complete).
+    At most ``MAX_PENDING`` statements wait, so preparing chunks never runs far ahead of the store.
+    """
+
+    MAX_PENDING = 16
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer")
+        self.lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kg-writer-{i}") for i in (0, 1)]
         self.pending: list[Future[Any]] = []
 
-    def submit(self, name: str, rows: list[Any], **extra: Any) -> None:
-        for batch in chunked(rows, WRITE_ROWS):
-            self.pending.append(self.pool.submit(self.store.run, name, {**extra, "rows": batch}))
-        self._reap()
+    def _run(self, name: str, params: dict[str, Any], after: list[Future[Any]]) -> Any:
+        for fut in after:
+            fut.result()
+        return self.store.run(name, params)
 
-    def call(self, name: str, params: dict[str, Any]) -> None:
-        self.pending.append(self.pool.submit(self.store.run, name, params))
+    def submit(self, name: str, rows: list[Any], lane: int = 0, after: list[Future[Any]] | None = None,
+               **extra: Any) -> list[Future[Any]]:
+        futures = [self.lanes[lane].submit(self._run, name, {**extra, "rows": batch}, after or [])
+                   for batch in chunked(rows, WRITE_ROWS)]
+        self.pending.extend(futures)
+        self._reap()
+        return futures
+
+    def call(self, name: str, params: dict[str, Any], lane: int = 0,
+             after: list[Future[Any]] | None = None) -> list[Future[Any]]:
+        fut = self.lanes[lane].submit(self._run, name, params, after or [])
+        self.pending.append(fut)
+        return [fut]
 
     def _reap(self) -> None:
-        done = [f for f in self.pending if f.done()]
-        for fut in done:
+        for fut in [f for f in self.pending if f.done()]:
             fut.result()  # re-raise a failed write here
         self.pending = [f for f in self.pending if not f.done()]
+        while len(self.pending) > self.MAX_PENDING:
+            self.pending.pop(0).result()
 
     def drain(self) -> None:
         for fut in self.pending:
@@ -80,7 +99,8 @@ class _Writer:
         self.pending = []
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        for lane in self.lanes:
+            lane.shutdown(wait=True, cancel_futures=True)
 
 
 def _validate_dataset(dataset: str) -> str:
@@ -160,7 +180,7 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     rows = _triple_rows(dataset, counts)
     writer.submit("kg_rel_release", rows)
     writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
-    writer.call("kg_facts_delete", {"samples": skeys})
+    writer.call("kg_facts_delete", {"samples": skeys}, lane=1)
     return len(rows)
 
 
@@ -205,13 +225,13 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         if split:
             props["split"] = split
         sample_rows.append({"key": key, "props": props})
-    writer.submit("kg_entity_merge", list(entities.values()), dataset=dataset)
-    writer.submit("kg_rel_merge", _triple_rows(dataset, rel_counts), dataset=dataset)
-    writer.submit("kg_facts_create", fact_rows)
-    writer.submit("kg_sample_upsert", sample_rows)
+    whole = writer.submit("kg_entity_merge", list(entities.values()), dataset=dataset)
+    whole += writer.submit("kg_rel_merge", _triple_rows(dataset, rel_counts), dataset=dataset)
+    writer.submit("kg_facts_create", fact_rows, lane=1)
+    writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)  # last: a visible sample is complete
     added = len(to_write) - len(replaced)
     writer.call("kg_dataset_touch", {"name": dataset, "samples": added, "triples": new_triples - old_triples,
-                                     "generation": uuid.uuid4().hex})
+                                     "generation": uuid.uuid4().hex}, lane=1)
     report.samples_loaded += added
     report.samples_replaced += len(replaced)
     report.triples += new_triples
