@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -301,3 +302,12 @@ def test_store_down_is_503_for_the_whole_request(tmp_path: Path) -> None:
             assert resp.json()["error"] == "store_unavailable"
     finally:
         server.stop()
+
+
+def test_object_body_goes_to_passage_retrieval(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    resp = client.post("/retrieve", json={"top_k": 3})
+    assert resp.status_code == 422 and resp.json()["field"] == "query"
+    monkeypatch.setitem(sys.modules, "app.retrieval.passages", None)  # as if not installed
+    resp = client.post("/retrieve", json={"query": "who is justin bieber"})
+    assert resp.status_code == 503
+    assert resp.json() == {"error": "not_available", "message": "passage retrieval is not installed"}
