@@ -116,3 +116,28 @@ def test_load_path_on_pathquestion_reports_progress(store: FalkorStore) -> None:
     rep = load_path(store, PQ / "PQ-3H.txt", "pq3h", progress=lambda s, t: seen.append((s, t)))
     assert rep.samples_loaded == 300 and rep.triples > 0 and rep.triples_per_s > 0
     assert seen[-1] == (300, rep.triples) and len(seen) >= 2
+
+
+def test_in_process_api_sample_scope_vs_whole_graph(store: FalkorStore) -> None:
+    from app.kg.graph import StoreKGView, find_entities, get_head_entities, get_tail_entities, resolve_entity
+
+    load_path(store, ROG, "webqsp")
+    assert find_entities(store, "webqsp", "JUSTIN BIEBER") == ["Justin Bieber", "justin bieber"]
+    assert find_entities(store, "webqsp", "justin bieber") == ["justin bieber"]
+    assert get_tail_entities(store, "webqsp", "WebQTrn-1", "Justin Bieber", "music.artist.album") == []
+    assert get_tail_entities(store, "webqsp", None, "Justin Bieber", "music.artist.label") == [
+        "Island Records"]
+    assert get_head_entities(store, "webqsp", "WebQTrn-0", "jeremy bieber", "people.person.parents") == [
+        "Jaxon Bieber", "Justin Bieber"]
+    assert resolve_entity(store, "webqsp", "  CANADA ", "WebQTrn-1") == "Canada"
+    assert resolve_entity(store, "webqsp", "Canada", "WebQTrn-0") is None
+    view = StoreKGView(store, "webqsp", "WebQTrn-1")
+    assert view.relations("Canada") == [("location.country.capital", "out"),
+                                        ("people.person.nationality", "in")]
+    assert view.triples("Canada", "people.person.nationality", "in") == [
+        ("Justin Bieber", "people.person.nationality", "Canada")]
+    whole = StoreKGView(store, "webqsp")
+    assert ("music.artist.album", "out") in whole.relations("Justin Bieber")
+    assert ("people.person.nationality", "out") in whole.relations("Justin Bieber")
+    one = get_triples(store, "webqsp", None, "Justin Bieber", ["music.artist.album"], limit_per_relation=1)
+    assert one == [("Justin Bieber", "music.artist.album", "Believe")]
