@@ -1,13 +1,13 @@
 # ruff: noqa: E501
 """Latency of POST /ranking/preview and CoRAG POST /retrieve at 2k and 20k chunks (embedded FalkorDB).
 
-Run: .venv/bin/python bench/query.py [--sizes 2000 20000] [--requests 200] [--concurrency 4]
+Run: .venv/bin/python bench/query.py [--sizes 2000 20000] [--requests 100] [--concurrency 1 4] [--base-cache F]
 
 The HotpotQA train100 corpus (shared/data) is ingested once through the real pipeline (no LLM); larger
 graphs are that graph copied k times (chunks, documents, entities, MENTIONS, CO_OCCURS, RELATES_TO, NEXT;
 ids suffixed per copy, entity norms kept so question entities link into every copy; embeddings jittered
-so copies are not identical). A real uvicorn serves the app; a thread pool of HTTP clients sends the
-dataset's questions. Reports p50/p95 per endpoint and size, and the 2k -> 20k growth.
+so copies are not identical). `neorag serve` runs in its own process; a thread pool of HTTP clients
+sends questions never seen before (HotpotQA + MuSiQue, so query embeddings are computed). Reports p50/p95 per endpoint and size, and the 2k -> 20k growth.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -172,20 +173,39 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(services: Services) -> tuple[Any, str]:
-    import uvicorn
-
-    from app.api.main import create_app
-
+def serve(settings: Settings) -> tuple[subprocess.Popen[bytes], str]:
+    """``neorag serve`` in its own process (no GIL shared with the client), on the bench graph."""
     port = free_port()
-    app = create_app(services.settings, services_factory=lambda _s: services)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    return server, f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "NEORAG_FALKOR_DATA_DIR": str(settings.falkor_data_dir),
+        "NEORAG_FALKOR_PORT": str(settings.falkor_port),
+        "NEORAG_GRAPH_NAME": settings.graph_name,
+        "NEORAG_CYPHER_DIR": str(settings.cypher_dir),
+        "NEORAG_LLM_BASE_URL": "",
+    }
+    env.pop("NEORAG_LLM_BASE_URL")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    # steady state of a running server: the BM25 index is built and torch has seen every input length
+    # once (on CPU each new sequence length costs ~30 ms the first time)
+    with httpx.Client(timeout=60) as c:
+        for n in range(1, 97):
+            c.post(url + "/ranking/preview", json={"question": " ".join(["word"] * n)})
+    return proc, url
 
 
 def pct(values: list[float], p: float) -> float:
@@ -206,9 +226,6 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
             errors += 1
 
     clients = [httpx.Client(timeout=60) for _ in range(concurrency)]
-    for b in bodies[: concurrency * 2]:  # warm-up: BM25 index build, embedding cache of other sizes
-        one(b, clients[0])
-    lat.clear()
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
         list(pool.map(lambda ib: one(ib[1], clients[ib[0] % concurrency]), enumerate(bodies)))
@@ -227,7 +244,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
     ap.add_argument("--requests", type=int, default=100, help="per endpoint and size (unique questions)")
-    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
     ap.add_argument(
         "--base-cache",
         type=Path,
@@ -264,34 +281,39 @@ def main() -> None:
             t = time.perf_counter()
             chunks = build_scaled(services, base, size)
             print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
-            services.embedder.encode_raw(["warm up the model"])
-            http, url = serve(services)
-            # every request a question not seen before: query embedding is computed, never cached
+            proc, url = serve(s)
+            # every request a question not seen before: the query embedding is computed, never cached
             qs = rng.sample(questions, len(questions))
             half = min(args.requests, len(qs) // 2)
-            for i, (path, body) in enumerate((("/ranking/preview", "question"), ("/retrieve", "query"))):
-                mine = qs[i * half : (i + 1) * half]
-                r = load(url, path, [{body: f"{q} (run {size})"} for q in mine], args.concurrency)
-                results.append({"chunks": chunks, "endpoint": path, **r})
-                print(
-                    f"{chunks:>7} {path:<18} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  "
-                    f"{r['rps']:6.1f} req/s  errors {r['errors']}",
-                    flush=True,
-                )
-            http.should_exit = True
-            time.sleep(0.5)
+            try:
+                for conc in args.concurrency:
+                    for i, (path, key) in enumerate(
+                        (("/ranking/preview", "question"), ("/retrieve", "query"))
+                    ):
+                        mine = qs[i * half : (i + 1) * half]
+                        r = load(url, path, [{key: f"{q} (run {size}/{conc})"} for q in mine], conc)
+                        results.append({"chunks": chunks, "endpoint": path, "concurrency": conc, **r})
+                        print(
+                            f"{chunks:>7} {path:<18} c={conc} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
+                            f"  {r['rps']:6.1f} req/s  errors {r['errors']}",
+                            flush=True,
+                        )
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
             services.store.drop_graph()  # type: ignore[attr-defined]
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(results, indent=1))
     if len(args.sizes) >= 2:
-        for path in ("/ranking/preview", "/retrieve"):
-            rows = [r for r in results if r["endpoint"] == path]
-            print(
-                f"growth {path}: p50 x{rows[-1]['p50_ms'] / rows[0]['p50_ms']:.2f} "
-                f"({rows[0]['chunks']} -> {rows[-1]['chunks']} chunks)"
-            )
+        for conc in args.concurrency:
+            for path in ("/ranking/preview", "/retrieve"):
+                rows = [r for r in results if r["endpoint"] == path and r["concurrency"] == conc]
+                print(
+                    f"growth {path} c={conc}: p50 x{rows[-1]['p50_ms'] / rows[0]['p50_ms']:.2f} "
+                    f"({rows[0]['chunks']} -> {rows[-1]['chunks']} chunks)"
+                )
 
 
 if __name__ == "__main__":

@@ -118,10 +118,16 @@ def rank_methods(services: Services, question: str, depth: int) -> dict[str, lis
     vec = [r["id"] for r in services.store.run("chunk_vector_search", {"embedding": emb, "k": k})]
     lex = [cid for cid, _ in lexical_search(services, question, k)]
     hybrid = retrieve(
-        services, question, options_from_settings(services, 20, graph=False, depth=0, rerank=False), emb
+        services,
+        question,
+        options_from_settings(services, 20, graph=False, depth=0, rerank=False, texts=False),
+        emb,
     )
     graph = retrieve(
-        services, question, options_from_settings(services, 20, depth=depth, graph=depth > 0), emb
+        services,
+        question,
+        options_from_settings(services, 20, depth=depth, graph=depth > 0, texts=False),
+        emb,
     )
     return {
         "vector": vec,

@@ -37,6 +37,7 @@ class RetrievalOptions:
     max_freq: int = 60
     min_vector: float = 0.0
     rerank: bool = True
+    texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
 
 
 @dataclass
@@ -175,9 +176,9 @@ def retrieve(
         result.timings_ms["graph"] = _ms(t)
 
     t = time.perf_counter()
-    _fill_details(services, pool, emb)
+    found = _fill_details(services, pool, emb)
     result.timings_ms["details"] = _ms(t)
-    candidates = [c for c in pool.by_id.values() if c.text or c.score_raw is not None]
+    candidates = [c for c in pool.by_id.values() if c.id in found]
     if opts.min_vector > 0:
         candidates = [
             c for c in candidates if c.vector_rank or c.bm25_rank or (c.score_raw or 0.0) >= opts.min_vector
@@ -185,10 +186,16 @@ def retrieve(
     score(candidates, weights)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
-        rerank_candidates(services, question, rank(candidates)[: services.settings.rerank_top_n])
+        head = rank(candidates)[: services.settings.rerank_top_n]
+        _load_texts(services, head)
+        rerank_candidates(services, question, head)
         score(candidates, weights)
         result.timings_ms["rerank"] = _ms(t)
     result.candidates = rank(candidates)
+    if opts.texts:
+        t = time.perf_counter()
+        _load_texts(services, result.top)
+        result.timings_ms["texts"] = _ms(t)
     if not result.candidates and not result.degraded:
         result.empty_graph = not store.run("retrieval_chunk_count")[0]["chunks"]
     result.timings_ms["total"] = _ms(t0)
@@ -322,17 +329,34 @@ def _apply(pool: _Pool, offers: list[Offer], weights: Weights, budget: int) -> l
     return added
 
 
-def _fill_details(services: Services, pool: _Pool, emb: list[float]) -> None:
+def _fill_details(services: Services, pool: _Pool, emb: list[float]) -> set[str]:
+    """Title, doc, vector score and degree of every candidate (no texts); returns the ids found."""
+    found: set[str] = set()
     if not pool.by_id:
-        return
+        return found
     for row in services.store.run("retrieval_chunk_details", {"ids": list(pool.by_id), "embedding": emb}):
         c = pool.by_id.get(str(row["id"]))
         if c is None:
             continue
-        c.text, c.title, c.doc_id = row.get("text") or "", row.get("title"), row.get("doc_id")
+        found.add(c.id)
+        c.title, c.doc_id = row.get("title"), row.get("doc_id")
         c.source, c.seq, c.degree = row.get("source"), row.get("seq"), int(row.get("degree") or 0)
         if row.get("score") is not None:
             c.score_raw = float(row["score"])
+    return found
+
+
+def _load_texts(services: Services, candidates: list[Candidate]) -> None:
+    """Chunk texts for the candidates that will be shown or reranked (one round trip)."""
+    missing = [c for c in candidates if not c.text]
+    if not missing:
+        return
+    texts = {
+        str(r["id"]): r.get("text") or ""
+        for r in services.store.run("chunk_get_by_ids", {"ids": [c.id for c in missing]})
+    }
+    for c in missing:
+        c.text = texts.get(c.id, "")
 
 
 def _ms(t: float) -> float:

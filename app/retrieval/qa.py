@@ -47,7 +47,7 @@ class Prepared:
 
 def preview(services: Services, question: str, top_k: int | None = None) -> dict[str, Any]:
     """The POST /ranking/preview body: every scored candidate's fields, best first."""
-    result = retrieve(services, question, options_from_settings(services, top_k))
+    result = retrieve(services, question, options_from_settings(services, top_k, texts=False))
     items = [
         {
             "id": c.id,
