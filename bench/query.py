@@ -5,7 +5,8 @@ Run: .venv/bin/python bench/query.py [--sizes 2000 20000] [--requests 100] [--co
 
 The HotpotQA train100 corpus (shared/data) is ingested once through the real pipeline (no LLM); larger
 graphs are that graph copied k times (chunks, documents, entities, MENTIONS, CO_OCCURS, RELATES_TO, NEXT;
-ids suffixed per copy, entity norms kept so question entities link into every copy; embeddings jittered
+chunk/document ids suffixed per copy, one Entity per key shared by all copies (freq x copies, as
+Entity.id = norm requires); embeddings jittered
 so copies are not identical). `neorag serve` runs in its own process; a thread pool of HTTP clients
 sends questions never seen before (HotpotQA + MuSiQue, so query embeddings are computed). Reports p50/p95 per endpoint and size, and the 2k -> 20k growth.
 """
@@ -144,24 +145,20 @@ def build_scaled(services: Services, base: dict[str, list[dict[str, Any]]], targ
         store.run_batched("bench_write_chunks", rows, 1000)
         written += len(rows)
         keep = {c["id"] for c in chunks}
-        store.run_batched(
-            "bench_write_entities", [{**e, "id": e["id"] + sfx} for e in base["entities"]], 2000
-        )
-        for kind in ("mentions", "relates", "next"):
+        if n == 0:  # one Entity per normalised key (schema: Entity.id = norm), shared by every copy
             store.run_batched(
-                f"bench_write_{kind}",
-                [
-                    {**r, "a": r["a"] + sfx, "b": r["b"] + sfx}
-                    for r in base[kind]
-                    if r["a"] in keep and (kind == "mentions" or r["b"] in keep)
-                ],
+                "bench_write_entities",
+                [{**e, "freq": int(e.get("freq") or 1) * copies} for e in base["entities"]],
                 2000,
             )
-        store.run_batched(
-            "bench_write_cooccurs",
-            [{**r, "a": r["a"] + sfx, "b": r["b"] + sfx} for r in base["cooccurs"]],
-            5000,
-        )
+            store.run_batched("bench_write_cooccurs", base["cooccurs"], 5000)
+        for kind in ("mentions", "relates", "next"):
+            rows = [
+                {**r, "a": r["a"] + sfx, "b": r["b"] if kind == "mentions" else r["b"] + sfx}
+                for r in base[kind]
+                if r["a"] in keep and (kind == "mentions" or r["b"] in keep)
+            ]
+            store.run_batched(f"bench_write_{kind}", rows, 2000)
         if written >= target:
             break
     return written

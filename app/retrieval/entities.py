@@ -55,5 +55,9 @@ def link_entities(store: GraphStore, question: str, max_freq: int) -> list[dict[
             seen[row["id"]] = row
     # a shorter key inside a longer linked key is usually part of that name ("new york" vs "york")
     linked = list(seen.values())
-    out = [e for e in linked if not any(e is not o and f" {e['key']} " in f" {o['key']} " for o in linked)]
+    out = [
+        e
+        for e in linked
+        if not any(e["key"] != o["key"] and f" {e['key']} " in f" {o['key']} " for o in linked)
+    ]
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -18,6 +19,7 @@ from app.services.container import Services
 
 log = logging.getLogger(__name__)
 MIN_CANDIDATES = 24
+_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
 @dataclass
@@ -127,9 +129,28 @@ def retrieve(
     store = services.store
     result = RetrievalResult(question, [], opts.top_k)
     t0 = time.perf_counter()
-    emb = embedding if embedding is not None else query_embedding(services, question)
-    result.timings_ms["embed"] = _ms(t0)
+    # the question's embedding is computed while BM25 and entity linking (no vector needed) run
+    pending = None if embedding is not None else _EMBED_POOL.submit(query_embedding, services, question)
     k = max(MIN_CANDIDATES, opts.top_k * opts.oversample)
+    hits: list[tuple[str, float]] = []
+    bm25_error: str | None = None
+    if opts.bm25 and (
+        services.settings.retrieval_bm25_backend == "memory" or index_status(services)["fulltext"]
+    ):
+        t = time.perf_counter()
+        try:
+            hits = lexical_search(services, question, k)
+        except StatementError as exc:
+            bm25_error = f"full-text search failed, BM25 skipped: {exc}"
+        result.timings_ms["bm25"] = _ms(t)
+    entities: list[dict[str, Any]] = []
+    if opts.graph and opts.depth >= 1:
+        t = time.perf_counter()
+        entities = link_entities(store, question, opts.max_freq)
+        result.timings_ms["entity_link"] = _ms(t)
+    t = time.perf_counter()
+    emb: list[float] = pending.result() if pending is not None else (embedding or [])
+    result.timings_ms["embed_wait"] = _ms(t)
     pool = _Pool(opts.max_nodes)
     direct_cap = opts.max_nodes - (opts.depth2_reserve if opts.graph and opts.depth >= 2 else 0)
 
@@ -155,24 +176,18 @@ def retrieve(
             c.add_reason("vector")
             c.vector_rank, c.score_raw = i, float(row["score"])
 
-    if opts.bm25 and (indexes["fulltext"] or services.settings.retrieval_bm25_backend == "memory"):
-        t = time.perf_counter()
-        try:
-            hits = lexical_search(services, question, k)
-        except StatementError as exc:
-            hits = []
-            result.degraded = True
-            result.degraded_reasons.append(f"full-text search failed, BM25 skipped: {exc}")
-        for i, (cid, value) in enumerate(hits, 1):
-            c = pool.get_or_add(cid, direct_cap - len(pool.by_id))
-            if c is not None:
-                c.add_reason("bm25")
-                c.bm25_rank, c.bm25 = i, value
-        result.timings_ms["bm25"] = _ms(t)
+    if bm25_error:
+        result.degraded = True
+        result.degraded_reasons.append(bm25_error)
+    for i, (cid, value) in enumerate(hits, 1):
+        c = pool.get_or_add(cid, direct_cap - len(pool.by_id))
+        if c is not None:
+            c.add_reason("bm25")
+            c.bm25_rank, c.bm25 = i, value
 
     if opts.graph and opts.depth >= 1:
         t = time.perf_counter()
-        _expand(services, question, opts, weights, pool, result)
+        _expand(services, entities, opts, weights, pool, result)
         result.timings_ms["graph"] = _ms(t)
 
     t = time.perf_counter()
@@ -226,7 +241,7 @@ def _seeds(pool: _Pool, n: int, propagate: bool) -> dict[str, float]:
 
 def _expand(
     services: Services,
-    question: str,
+    entities: list[dict[str, Any]],
     opts: RetrievalOptions,
     weights: Weights,
     pool: _Pool,
@@ -234,7 +249,6 @@ def _expand(
 ) -> None:
     """Graph expansion in two rounds (depth 1, depth 2) under the node quotas."""
     store = services.store
-    entities = link_entities(store, question, opts.max_freq)
     result.entities = [{"id": e["id"], "name": e["name"], "freq": e.get("freq")} for e in entities]
     entity_ids = [e["id"] for e in entities]
     names = {e["id"]: e["name"] for e in entities}

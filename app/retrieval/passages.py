@@ -15,7 +15,9 @@ def retrieve_passages(services: Services, query: str, top_k: int) -> list[dict[s
     """
     s = services.settings
     depth = min(s.passages_max_depth, s.retrieval_max_depth) if s.retrieval_graph_enabled else 0
-    opts = options_from_settings(services, top_k, depth=depth, graph=depth > 0, rerank=False)
+    opts = options_from_settings(
+        services, top_k, depth=depth, graph=depth > 0, rerank=False, oversample=s.passages_oversample
+    )
     result = retrieve(services, query, opts)
     return [
         {"id": c.id, "contents": c.text, "title": c.title or "", "score": round(c.final, 6)}
