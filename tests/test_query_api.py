@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,12 @@ def test_llm_down_or_slow_falls_back_to_extractive(graph: tuple[Settings, Servic
     assert body["mode"] == "extractive" and any(w["type"] == "llm_unavailable" for w in body["warnings"])
 
 
-def test_caches_stats_clear_and_ingest_invalidation(graph: tuple[Settings, Services]) -> None:
+def test_caches_stats_clear_and_ingest_invalidation(graph: tuple[Settings, Services], tmp_path: Path) -> None:
+    from app.retrieval.bm25 import lexical_index
+    from app.retrieval.hybrid import lexical_search
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
     with ScriptedOpenAI([], default="Stephen King [S1].") as llm:
         settings = graph[0].model_copy(update={"llm_base_url": llm.base_url})
         with app_client(settings) as c:
@@ -195,9 +201,24 @@ def test_caches_stats_clear_and_ingest_invalidation(graph: tuple[Settings, Servi
             assert any(k.startswith("question:") for k in stats["embedding_cache_keys"])
             assert any(k.startswith(Q[:30]) for k in stats["answer_cache_keys"])
             services = c.app.state.services  # type: ignore[attr-defined]
-            for listener in services.extras.get("ingest_listeners", []):
-                listener()
-            assert c.get("/cache/stats").json()["answer_cache_size"] == 0
+            note = tmp_path / "zanzibar_note.txt"
+            note.write_text("The Zanzibar Quokka Festival is held every spring in Leland, North Carolina.")
+            ingest_path(services, note, IngestOptions(llm_relations=False, checkpoint=False))
+            assert c.get("/cache/stats").json()["answer_cache_size"] == 0  # the ingest listener cleared it
+            index = lexical_index(services.extras, services.store)
+            chunks = services.store.run("retrieval_chunk_count")[0]["chunks"]
+            for _ in range(
+                100
+            ):  # stale after the ingest: rebuilt in the background, old index serves meanwhile
+                if len(index.current()) == chunks:
+                    break
+                time.sleep(0.05)
+            assert len(index.current()) == chunks
+            assert lexical_search(services, "Zanzibar Quokka Festival", 3)
+            top = c.post("/retrieve", json={"query": "Zanzibar Quokka Festival", "top_k": 1}).json()[
+                "chunks"
+            ][0]
+            assert "Zanzibar Quokka" in top["contents"]
             assert c.post("/query", json={"question": Q}).json()["cached"] is False
             assert c.post("/cache/clear").json() == {"cleared": True}
             stats = c.get("/cache/stats").json()
