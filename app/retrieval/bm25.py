@@ -88,6 +88,7 @@ class LexicalIndex:
         self.build_ms = 0.0
         self._checked = 0.0
         self._lock = threading.Lock()
+        self._first_build = threading.Lock()
         self._building = False
 
     def mark_stale(self, *_: Any, **__: Any) -> None:
@@ -126,7 +127,10 @@ class LexicalIndex:
             if self._count() != self.chunks:
                 self.stale = True
         if self.index is None:
-            return self.build()
+            with self._first_build:  # concurrent first requests wait for one build
+                if self.index is None:
+                    return self.build()
+            return self.index  # type: ignore[return-value]
         if self.stale and not self._building:
             self._building = True
             self.stale = False
