@@ -3,7 +3,8 @@
 Chosen by measurement (docs/BENCHMARKS.md): the store's full-text indexes rank poorly for BM25 purposes
 (RediSearch TF-IDF without length saturation: HotpotQA recall@5 0.10 vs 0.76) and rank_bm25 scans every
 document per term (64 ms at 20k chunks). Here a query sums the precomputed BM25 weights of its terms' rows.
-The index is built from the store (``retrieval_chunk_texts``), rebuilt in the background after an ingest
+The index (with each chunk's title, document and graph degree) is built from the store
+(``retrieval_chunk_texts``), rebuilt in the background after an ingest
 (ingest listener) or when the chunk count changes, and the old index keeps serving meanwhile.
 """
 
@@ -13,7 +14,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -75,6 +76,16 @@ class SparseBM25:
         return int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes)
 
 
+class ChunkMeta(NamedTuple):
+    """Per-chunk metadata kept with the index (saves reading it from the store per request)."""
+
+    title: str | None
+    doc_id: str | None
+    source: str | None
+    seq: int | None
+    degree: int
+
+
 class LexicalIndex:
     """The process's BM25 index over the store's chunks, kept fresh."""
 
@@ -82,6 +93,7 @@ class LexicalIndex:
         self.store = store
         self.check_every_s = check_every_s
         self.index: SparseBM25 | None = None
+        self.meta: dict[str, ChunkMeta] = {}
         self.chunks = -1
         self.stale = True
         self.built_at = 0.0
@@ -105,8 +117,14 @@ class LexicalIndex:
         index = SparseBM25(
             [str(r["id"]) for r in rows], [f"{r.get('title') or ''} {r.get('text') or ''}" for r in rows]
         )
+        meta = {
+            str(r["id"]): ChunkMeta(
+                r.get("title"), r.get("doc_id"), r.get("source"), r.get("seq"), int(r.get("degree") or 0)
+            )
+            for r in rows
+        }
         with self._lock:
-            self.index, self.chunks, self.stale = index, len(rows), False
+            self.index, self.meta, self.chunks, self.stale = index, meta, len(rows), False
             self.built_at, self.build_ms = time.time(), (time.perf_counter() - t) * 1000
         log.info("BM25 index: %d chunks, %d terms in %.0f ms", len(rows), len(index.vocab), self.build_ms)
         return index

@@ -344,20 +344,44 @@ def _apply(pool: _Pool, offers: list[Offer], weights: Weights, budget: int) -> l
 
 
 def _fill_details(services: Services, pool: _Pool, emb: list[float]) -> set[str]:
-    """Title, doc, vector score and degree of every candidate (no texts); returns the ids found."""
+    """Title, doc, vector score and degree of every candidate (no texts); returns the ids found.
+
+    With the in-process BM25 index, metadata (title, doc, degree) comes from it and the store only
+    scores the vectors; chunks it does not know yet (ingested since its last build) are read in full.
+    """
     found: set[str] = set()
     if not pool.by_id:
         return found
-    for row in services.store.run("retrieval_chunk_details", {"ids": list(pool.by_id), "embedding": emb}):
-        c = pool.by_id.get(str(row["id"]))
-        if c is None:
-            continue
-        found.add(c.id)
-        c.title, c.doc_id = row.get("title"), row.get("doc_id")
-        c.source, c.seq, c.degree = row.get("source"), row.get("seq"), int(row.get("degree") or 0)
-        if row.get("score") is not None:
-            c.score_raw = float(row["score"])
+    meta = _index_meta(services)
+    known = [cid for cid in pool.by_id if cid in meta]
+    unknown = [cid for cid in pool.by_id if cid not in meta]
+    if known:
+        for row in services.store.run("retrieval_chunk_scores", {"ids": known, "embedding": emb}):
+            c = pool.by_id[str(row["id"])]
+            m = meta[c.id]
+            found.add(c.id)
+            c.title, c.doc_id, c.source, c.seq, c.degree = m.title, m.doc_id, m.source, m.seq, m.degree
+            if row.get("score") is not None:
+                c.score_raw = float(row["score"])
+    if unknown:
+        for row in services.store.run("retrieval_chunk_details", {"ids": unknown, "embedding": emb}):
+            c = pool.by_id[str(row["id"])]
+            found.add(c.id)
+            c.title, c.doc_id = row.get("title"), row.get("doc_id")
+            c.source, c.seq, c.degree = row.get("source"), row.get("seq"), int(row.get("degree") or 0)
+            if row.get("score") is not None:
+                c.score_raw = float(row["score"])
     return found
+
+
+def _index_meta(services: Services) -> dict[str, Any]:
+    """Chunk metadata of the in-process BM25 index ({} with the store backend or before its build)."""
+    from app.retrieval.bm25 import EXTRAS_KEY
+
+    if services.settings.retrieval_bm25_backend != "memory":
+        return {}
+    idx = services.extras.get(EXTRAS_KEY)
+    return idx.meta if idx is not None else {}
 
 
 def _load_texts(services: Services, candidates: list[Candidate]) -> None:
