@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     query_rewrite_with_history: bool = True
     passages_top_k: int = Field(20, ge=1, description="CoRAG POST /retrieve default top_k (clients omit it).")
     passages_max_depth: int = Field(1, ge=0, le=2, description="Graph depth for CoRAG passages (speed).")
-    passages_oversample: int = Field(2, ge=1, description="CoRAG passages: candidates = top_k x this (min 24).")
+    passages_oversample: int = Field(2, ge=1, description="CoRAG: candidates = top_k x this (min 24).")
     cache_embedding_size: int = 2048
     cache_answer_size: int = 256
     cache_ttl_s: float = 900.0
