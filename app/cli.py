@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 import sys
 
@@ -10,27 +9,15 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from app.commands import db, ingest, kg, serve
+from app.commands import eval as eval_commands
 from app.core.errors import NeoRAGError
 
 cli = typer.Typer(help="NeoRAG: Graph-RAG over Neo4j / embedded FalkorDB.", no_args_is_help=True)
 console = Console(stderr=True)
 
-# Each module in app/commands exposes register(cli); missing ones are simply absent.
-COMMAND_MODULES = ("db", "serve", "kg", "ingest", "eval")
-
-
-def _register_commands() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"app.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"app.commands.{name}":
-                continue
-            raise
-        mod.register(cli)
-
-
-_register_commands()
+for _module in (db, serve, kg, ingest, eval_commands):
+    _module.register(cli)
 
 
 def main() -> None:

@@ -10,27 +10,13 @@ from fastapi import FastAPI
 
 from app import API_VERSION
 from app.api.errors import install_error_handlers
-from app.api.routers import health
+from app.api.routers import health, ingest, kg, query, reason, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
 
-ROUTERS = [health.router]
-
-
-def _include_feature_routers(app: FastAPI) -> None:
-    """Feature routers register here; each module exposes ``router``."""
-    import importlib
-
-    for module in ("kg", "retrieve", "ingest", "query", "reason", "ui"):
-        try:
-            mod = importlib.import_module(f"app.api.routers.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"app.api.routers.{module}":
-                continue
-            raise
-        app.include_router(mod.router)
+ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router]
 
 
 def create_app(settings: Settings | None = None,
@@ -55,5 +41,4 @@ def create_app(settings: Settings | None = None,
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
-    _include_feature_routers(app)
     return app

@@ -1,16 +1,16 @@
 """``neorag eval ...``: the evaluation command group.
 
 Adding a command: create app/evaluation/<name>.py exposing ``register(eval_app: typer.Typer) -> None``
-and list the module in ``EVAL_MODULES`` (modules not present are skipped).
+and list it in ``EVAL_MODULES``.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
-EVAL_MODULES = ("retrieval_cli", "kgqa_cli", "corag_cli")
+from app.evaluation import corag_cli, kgqa_cli, retrieval_cli
+
+EVAL_MODULES = (retrieval_cli, kgqa_cli, corag_cli)
 
 
 def register(cli: typer.Typer) -> None:
@@ -18,12 +18,6 @@ def register(cli: typer.Typer) -> None:
     eval_app = typer.Typer(
         help="Evaluate retrieval and reasoning on benchmark datasets.", no_args_is_help=True
     )
-    for name in EVAL_MODULES:
-        try:
-            mod = importlib.import_module(f"app.evaluation.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"app.evaluation.{name}":
-                continue
-            raise
-        mod.register(eval_app)
+    for module in EVAL_MODULES:
+        module.register(eval_app)
     cli.add_typer(eval_app, name="eval")
