@@ -141,6 +141,14 @@ def test_extractive_answer_cites_and_warnings() -> None:
     assert any("S2" in w["detail"] for w in warns if w["type"] == "unused_sources")
 
 
+def test_extractive_answer_drops_off_topic_sentences() -> None:
+    sources = [{"rank": 1, "id": "c1", "text": (
+        "Coffee brewing starts with fresh beans. Espresso was popularised in Milan. "
+        "Melitta Bentz invented the paper coffee filter in Dresden in 1908.")}]
+    text = extractive_answer("Who invented the paper coffee filter?", sources)
+    assert text == "Melitta Bentz invented the paper coffee filter in Dresden in 1908. [S1]"
+
+
 def test_trailer_and_mid_stream_error_parse_like_the_client() -> None:
     from app.core.errors import LLMUnavailable
 

@@ -105,16 +105,19 @@ def messages(
 def extractive_answer(question: str, sources: list[dict[str, Any]], max_sentences: int = 3) -> str:
     """The best-matching sentences of the top sources, each with its [S#] marker."""
     terms = set(query_terms(question))
-    scored: list[tuple[float, int, int, str]] = []
+    scored: list[tuple[float, int, int, str, int]] = []
     for pos, s in enumerate(sources[:5]):
         for i, sent in enumerate(sentences(s.get("text") or "")):
             overlap = len(terms & set(tokenize(sent)))
-            scored.append((overlap + 1.0 / (1 + pos) * 0.5 - 0.01 * i, s["rank"], i, sent))
+            scored.append((overlap + 1.0 / (1 + pos) * 0.5 - 0.01 * i, s["rank"], i, sent, overlap))
     if not scored:
         return "No sources were found for this question."
-    best = sorted(scored, key=lambda x: -x[0])[:max_sentences]
+    ranked = sorted(scored, key=lambda x: -x[0])
+    # keep the best sentence, then only sentences at least half as on-topic (question-term overlap)
+    floor = max(1, ranked[0][4] / 2)
+    best = [ranked[0]] + [x for x in ranked[1:] if x[4] >= floor][: max_sentences - 1]
     best.sort(key=lambda x: (x[1], x[2]))
-    return " ".join(f"{sent.rstrip()} [S{rank}]" for _, rank, _, sent in best)
+    return " ".join(f"{sent.rstrip()} [S{rank}]" for _, rank, _, sent, _ in best)
 
 
 def cited(answer: str) -> set[int]:
