@@ -84,6 +84,7 @@ class _Writer:
              after: list[Future[Any]] | None = None) -> list[Future[Any]]:
         fut = self.lanes[lane].submit(self._run, name, params, after or [])
         self.pending.append(fut)
+        self._reap()
         return [fut]
 
     def _reap(self) -> None:
@@ -171,6 +172,27 @@ def _triple_rows(dataset: str, counts: Counter[Triple]) -> list[dict[str, Any]]:
             for (h, r, t), n in counts.items()]
 
 
+def _graph_batches(dataset: str, counts: Counter[Triple]) -> Iterable[dict[str, Any]]:
+    """``kg_graph_merge`` params per ``WRITE_ROWS`` distinct triples: the batch's entities once each,
+    edges pointing at them by position (so FalkorDB binds each edge's ends without an index lookup)."""
+    items = list(counts.items())
+    for start in range(0, len(items), WRITE_ROWS):
+        pos: dict[str, int] = {}
+        ents: list[dict[str, str]] = []
+        rows: list[dict[str, Any]] = []
+        for (h, r, t), n in items[start:start + WRITE_ROWS]:
+            hi = pos.get(h)
+            if hi is None:
+                hi = pos[h] = len(ents)
+                ents.append({"key": entity_key(dataset, h), "lkey": entity_lkey(dataset, h), "name": h})
+            ti = pos.get(t)
+            if ti is None:
+                ti = pos[t] = len(ents)
+                ents.append({"key": entity_key(dataset, t), "lkey": entity_lkey(dataset, t), "name": t})
+            rows.append({"h": hi, "r": r, "t": ti, "n": n})
+        yield {"ents": ents, "rows": rows, "dataset": dataset}
+
+
 def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[str]) -> int:
     """Release replaced samples' triples from the whole graph and delete their fact nodes."""
     writer.drain()  # read the old facts only after earlier writes landed
@@ -200,7 +222,6 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
     if replaced:
         _release_old(store, writer, dataset, replaced)
     old_triples = sum(int(existing[k].get("n_triples") or 0) for k in replaced)
-    entities: dict[str, dict[str, str]] = {}
     rel_counts: Counter[Triple] = Counter()
     fact_rows: list[dict[str, Any]] = []
     sample_rows: list[dict[str, Any]] = []
@@ -210,9 +231,6 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         new_triples += len(distinct)
         for name, (out_rel, out_ent, in_rel, in_ent) in _adjacency(distinct).items():
-            ekey = entity_key(dataset, name)
-            if ekey not in entities:
-                entities[ekey] = {"key": ekey, "lkey": entity_lkey(dataset, name), "name": name}
             fact_rows.append({"key": facts_key(key, name), "lkey": facts_lkey(key, name), "sample": key,
                               "name": name, "out_rel": out_rel, "out_ent": out_ent,
                               "in_rel": in_rel, "in_ent": in_ent})
@@ -225,8 +243,9 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         if split:
             props["split"] = split
         sample_rows.append({"key": key, "props": props})
-    whole = writer.submit("kg_entity_merge", list(entities.values()), dataset=dataset)
-    whole += writer.submit("kg_rel_merge", _triple_rows(dataset, rel_counts), dataset=dataset)
+    whole: list[Future[Any]] = []
+    for params in _graph_batches(dataset, rel_counts):
+        whole += writer.call("kg_graph_merge", params)
     writer.submit("kg_facts_create", fact_rows, lane=1)
     writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)  # last: a visible sample is complete
     added = len(to_write) - len(replaced)
