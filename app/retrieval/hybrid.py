@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -19,7 +19,6 @@ from app.services.container import Services
 
 log = logging.getLogger(__name__)
 MIN_CANDIDATES = 24
-_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
 @dataclass
@@ -94,13 +93,25 @@ def lexical_search(services: Services, question: str, k: int) -> list[tuple[str,
 
 def query_embedding(services: Services, text: str) -> list[float]:
     """The question's embedding through the query-embedding cache (LRU + TTL)."""
+    return query_embedding_future(services, text).result()
+
+
+def query_embedding_future(services: Services, text: str) -> Future[list[float]]:
+    """The question's embedding, computed by the embedder's query batcher (shared with concurrent
+    requests) unless the query-embedding cache has it; the caller may work while it is computed."""
     cache = caches(services).embeddings
     key = f"question:{text}"
     vec = cache.get(key)
-    if vec is None:
-        vec = services.embedder.embed([text])[0]
-        cache.put(key, vec)
-    return vec
+    if vec is not None:
+        done: Future[list[float]] = Future()
+        done.set_result(vec)
+        return done
+    s = services.settings
+    fut = services.embedder.queries(
+        s.embedding_query_threads, s.embedding_query_window_ms, s.embedding_query_warm_words
+    ).submit(text)
+    fut.add_done_callback(lambda f: cache.put(key, f.result()) if f.exception() is None else None)
+    return fut
 
 
 class _Pool:
@@ -130,7 +141,7 @@ def retrieve(
     result = RetrievalResult(question, [], opts.top_k)
     t0 = time.perf_counter()
     # the question's embedding is computed while BM25 and entity linking (no vector needed) run
-    pending = None if embedding is not None else _EMBED_POOL.submit(query_embedding, services, question)
+    pending = None if embedding is not None else query_embedding_future(services, question)
     k = max(MIN_CANDIDATES, opts.top_k * opts.oversample)
     hits: list[tuple[str, float]] = []
     bm25_error: str | None = None

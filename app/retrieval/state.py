@@ -12,10 +12,15 @@ from app.services.container import Services
 def caches(services: Services) -> RetrievalCaches:
     """The query-embedding and answer caches (created lazily; registers diagnostics too)."""
     s = services.settings
+    register_diagnostics(services)
+    return caches_for(services.extras, s.cache_embedding_size, s.cache_answer_size, s.cache_ttl_s)
+
+
+def register_diagnostics(services: Services) -> None:
+    """Add the ``retrieval`` section to /diagnostics (idempotent; start-up hook and first use)."""
     diag = services.extras.setdefault("diagnostics", {})
     if "retrieval" not in diag:
         diag["retrieval"] = lambda: retrieval_diagnostics(services)
-    return caches_for(services.extras, s.cache_embedding_size, s.cache_answer_size, s.cache_ttl_s)
 
 
 def retrieval_diagnostics(services: Services) -> dict[str, Any]:
@@ -48,6 +53,7 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
             "answer_cache_size": len(c.answers),
             "ttl_s": s.cache_ttl_s,
         },
+        "query_embedder": services.embedder.query_stats(),
     }
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import logging
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,4 +54,30 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     except NeoRAGError as exc:  # the app still starts; /health and /diagnostics say why
         services.schema_error = str(exc)
         log.error("schema bootstrap failed: %s", exc)
+    # query embeddings: one batching worker, warmed in the background (start-up does not wait)
+    embedder.queries(settings.embedding_query_threads, settings.embedding_query_window_ms,
+                     settings.embedding_query_warm_words)
+    run_feature_startups(services)
     return services
+
+
+def feature_startup_modules() -> list[str]:
+    """``app.<feature>.startup`` modules that exist (each defines ``startup(services) -> None``)."""
+    import app
+
+    names = []
+    for info in pkgutil.iter_modules(app.__path__):
+        name = f"app.{info.name}.startup"
+        if info.ispkg and importlib.util.find_spec(name) is not None:
+            names.append(name)
+    return sorted(names)
+
+
+def run_feature_startups(services: Services) -> None:
+    """Let every feature set itself up once (e.g. register its /diagnostics section); a failing hook is
+    logged and skipped so one feature never stops the app from starting."""
+    for name in feature_startup_modules():
+        try:
+            importlib.import_module(name).startup(services)
+        except Exception:  # noqa: BLE001 - isolation between features
+            log.exception("feature start-up %s failed", name)

@@ -1,0 +1,91 @@
+"""Feature start-up hooks (/diagnostics has retrieval from the start) and the batched query embedder."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from app.core.config import Settings
+from app.services.container import feature_startup_modules
+from app.services.embedder import Embedder, QueryBatcher
+from tests.support.apps import app_client
+
+
+def test_fresh_app_diagnostics_has_retrieval_section(settings: Settings) -> None:
+    with app_client(settings) as client:
+        body = client.get("/diagnostics").json()  # the first request of a fresh app
+    assert "app.retrieval.startup" in feature_startup_modules()
+    section = body["retrieval"]
+    assert section["fusion"] == settings.retrieval_fusion
+    assert section["weights"]["bm25"] == settings.retrieval_bm25_weight
+    assert section["quotas"] == {
+        "max_nodes": settings.retrieval_max_nodes,
+        "max_depth": settings.retrieval_max_depth,
+        "depth2_reserve": settings.retrieval_depth2_reserve,
+        "per_entity": settings.retrieval_per_entity_limit,
+        "entity_max_freq": settings.retrieval_entity_max_freq,
+        "seed_k": settings.retrieval_seed_k,
+    }
+    assert section["query_embedder"]["threads"] == settings.embedding_query_threads
+
+
+def test_settings_change_shows_in_fresh_diagnostics(settings: Settings) -> None:
+    custom = settings.model_copy(update={"retrieval_fusion": "rrf", "retrieval_max_nodes": 77})
+    with app_client(custom) as client:
+        section = client.get("/diagnostics").json()["retrieval"]
+    assert section["fusion"] == "rrf" and section["quotas"]["max_nodes"] == 77
+
+
+def test_query_batcher_batches_concurrent_texts(embedder: Embedder) -> None:
+    batcher = QueryBatcher(embedder, threads=1, window_ms=50.0)
+    texts = [f"batched question number {i} about films" for i in range(6)]
+    embedder.clear_cache()
+    futures = [batcher.submit(t) for t in texts]  # all queued within the 50 ms window
+    vecs = [f.result(timeout=30) for f in futures]
+    assert batcher.batches == 1 and batcher.texts == len(texts)
+    direct = embedder.encode_raw(texts)
+    for got, want in zip(vecs, direct, strict=True):
+        assert max(abs(a - b) for a, b in zip(got, want, strict=True)) < 1e-4
+    # cached now: resolved without the worker
+    again = batcher.submit(texts[0])
+    assert again.done() and again.result() == vecs[0] and batcher.batches == 1
+
+
+def test_query_batcher_from_many_threads(embedder: Embedder) -> None:
+    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0)
+    embedder.clear_cache()
+    out: dict[int, list[float]] = {}
+
+    def one(i: int) -> None:
+        out[i] = batcher.submit(f"thread question {i % 5}").result(timeout=30)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 20 and batcher.batches <= 20
+    for i in range(20):  # same text, same vector (up to padding noise when batched with longer texts)
+        assert max(abs(a - b) for a, b in zip(out[i], out[i % 5], strict=True)) < 1e-4
+
+
+def test_query_batcher_failure_reaches_every_caller(embedder: Embedder) -> None:
+    class Broken(Embedder):
+        def __init__(self) -> None:  # no model: encode fails
+            self._cache, self._lock = embedder._cache.__class__(), threading.Lock()
+            self.hits = self.misses = 0
+
+        def encode_raw(self, texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("encoder broke")
+
+    batcher = QueryBatcher(Broken(), threads=1, window_ms=20.0)
+    futures = [batcher.submit(f"q{i}") for i in range(3)]
+    for f in futures:
+        with pytest.raises(RuntimeError, match="encoder broke"):
+            f.result(timeout=10)
+    # the worker survives a failed batch
+    ok: Any = batcher.submit("q-after")
+    with pytest.raises(RuntimeError):
+        ok.result(timeout=10)
