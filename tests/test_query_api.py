@@ -292,3 +292,35 @@ def test_internal_failure_is_500_query_failed(graph: tuple[Settings, Services], 
         resp = c.post("/query", json={"question": Q})
     assert resp.status_code == 500
     assert resp.json()["error"] == "query_failed" and "retrieval_chunk_" in resp.json()["message"]
+
+
+MID_ANSWER = "Stephen King directed Maximum Overdrive [S1], shot in Leland [S2]."
+
+
+def test_llm_failing_mid_stream_over_http(graph: tuple[Settings, Services]) -> None:
+    """A real uvicorn server and HTTP client: the partial answer, one inline [ERROR] line, the trailer."""
+    import httpx
+
+    from tests.browser.server import live_server
+
+    modes = ("drop", "malformed", "error")
+    replies: list[Any] = [{"content": MID_ANSWER, "fail_after_chunks": 3, "fail_mode": m} for m in modes]
+    with ScriptedOpenAI(replies, default={"status": 500}) as llm:
+        settings = graph[0].model_copy(update={"llm_base_url": llm.base_url, "llm_max_retries": 0})
+        texts = []
+        with live_server(settings) as live:
+            for _ in modes:
+                with httpx.stream("POST", live.url + "/query", json={"question": Q, "stream": True},
+                                  timeout=60) as resp:
+                    assert resp.status_code == 200 and resp.headers["x-neorag-mode"] == "llm"
+                    texts.append("".join(resp.iter_text()))
+    assert len(llm.requests) == len(modes)
+    for mode, text in zip(modes, texts, strict=True):
+        body, items = parse_stream(text)  # the contract's client still finds every source
+        assert len(items) == 8 and [i["rank"] for i in items] == list(range(1, 9)), mode
+        answer, sep, error = body.partition("\n[ERROR] ")
+        assert sep, (mode, text)
+        assert answer == MID_ANSWER[:21], mode  # the three deltas sent before the failure, nothing more
+        message, newline, rest = error.partition("\n")
+        assert newline and message.strip() and "LLM" in message, (mode, message)
+        assert rest.strip() == "" and "[ERROR]" not in rest, mode  # then only the trailer's blank lines

@@ -5,6 +5,10 @@ Script it with a list of replies; each reply is consumed in order by
 - a string: the assistant's content;
 - ``{"content": str, "logprobs": [float, ...]}``;
 - ``{"status": 500}`` (an HTTP error) or ``{"sleep": seconds, ...}`` (a slow reply);
+- ``{"content": str, "fail_after_chunks": n, "fail_mode": "drop" | "malformed" | "error"}``: a stream
+  that fails part-way: ``n`` deltas of the content are sent, then the connection drops in the middle of
+  a chunked body ("drop", the default), a non-JSON event is sent ("malformed"), or an SSE error event
+  ("error"); no ``[DONE]`` follows. Non-streaming requests ignore it;
 - a callable ``(request_json) -> reply`` for replies that depend on the prompt.
 When the script runs out, ``default`` is used (or HTTP 500 if None).
 Every request body is recorded in ``requests``.
@@ -98,7 +102,10 @@ class ScriptedOpenAI:
                 if reply.get("sleep"):
                     time.sleep(float(reply["sleep"]))
                 content = str(reply.get("content", ""))
-                if body.get("stream"):
+                if body.get("stream") and reply.get("fail_after_chunks") is not None:
+                    self._failing_stream(content, int(reply["fail_after_chunks"]),
+                                         str(reply.get("fail_mode", "drop")))
+                elif body.get("stream"):
                     self._stream(content)
                 else:
                     self._json(200, _completion(body, content, reply.get("logprobs")))
@@ -118,6 +125,36 @@ class ScriptedOpenAI:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
+
+            def _failing_stream(self, content: str, n: int, mode: str) -> None:
+                """``n`` deltas as HTTP chunks, then a failure (see the module docstring)."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+                self.end_headers()
+
+                def chunk(data: bytes) -> None:
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+
+                for piece in [content[i:i + 7] for i in range(0, len(content), 7)][:n]:
+                    event = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0,
+                             "model": "scripted",
+                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    chunk(f"data: {json.dumps(event)}\n\n".encode())
+                self.close_connection = True
+                if mode == "malformed":
+                    chunk(b"data: {this is not json\n\n")
+                elif mode == "error":
+                    error = {"error": {"message": "scripted mid-stream failure", "type": "server_error"}}
+                    chunk(f"data: {json.dumps(error)}\n\n".encode())
+                else:  # drop: announce a chunk, send part of it, close the socket
+                    self.wfile.write(b"400\r\ndata: {")
+                    self.wfile.flush()
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
         return Handler
 
