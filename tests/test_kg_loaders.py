@@ -111,6 +111,24 @@ def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: F
         load_records(store, "a/b", [])
 
 
+def test_whole_graph_edges_join_the_right_entities_when_old_and_new_mix_in_one_batch(
+        store: FalkorStore) -> None:
+    """kg_graph_merge binds edges by position: existing entities (MERGE matches) and new ones (MERGE
+    creates) interleave in one batch; FalkorDB emits them in another order; each edge joins its own ends."""
+    first = [(f"old{i}", "r", f"old{i + 1}") for i in range(0, 20, 2)]
+    load_records(store, "d", [KGRecord("a", first)])
+    second = [(f"new{i}", f"p{i % 3}", f"old{i}") for i in range(20)] + [("old3", "self", "old3"), first[0]]
+    load_records(store, "d", [KGRecord("b", second)])
+    rows = store._graph.ro_query(  # noqa: SLF001 - read the whole-graph edges themselves
+        "MATCH (h:KGEntity)-[r:KG_REL]->(t:KGEntity) RETURN h.name, r.relation, t.name, r.samples").result_set
+    expected = {t: 1 for t in first + second}
+    expected[first[0]] = 2
+    assert {(h, r, t): n for h, r, t, n in rows} == expected and len(rows) == len(expected)
+    names = store._graph.ro_query("MATCH (e:KGEntity) RETURN e.key, e.lkey, e.name").result_set  # noqa: SLF001
+    assert len(names) == len({x for t in expected for x in (t[0], t[2])})
+    assert all(k == f"d/{n}" and lk == f"d/{n.lower()}" for k, lk, n in names)
+
+
 def test_load_path_on_pathquestion_reports_progress(store: FalkorStore) -> None:
     seen: list[tuple[int, int]] = []
     rep = load_path(store, PQ / "PQ-3H.txt", "pq3h", progress=lambda s, t: seen.append((s, t)))
