@@ -50,6 +50,8 @@ def _answer(body: dict[str, Any]) -> str | dict[str, Any]:
         return {"status": 500}
     if system.startswith("Rewrite"):
         return str(messages[-1].get("content", "")).rsplit("Last question:", 1)[-1].strip()
+    if "llm fails mid-stream" in json.dumps(messages).lower():
+        return {"content": ANSWER, "fail_after_chunks": 3}  # 21 characters, then the connection drops
     return ANSWER
 
 
@@ -288,6 +290,22 @@ def test_ask_llm_down_falls_back_to_an_extractive_answer(browser: WebDriver, bas
     assert meta.startswith("extractive answer (no LLM)")
     answer = browser.find_element(By.CSS_SELECTOR, ".turn.assistant .answer").text
     assert answer and "[SOURCES]" not in answer
+    assert console_errors(browser) == []
+
+
+def test_ask_llm_failing_mid_stream_keeps_partial_answer_error_and_sources(
+        browser: WebDriver, base_url: str, ingested: Path) -> None:
+    _open(browser, base_url, "ask")
+    browser.find_element(By.ID, "ask-use-history").click()  # a fresh question, no history
+    browser.find_element(By.ID, "ask-question").send_keys("LLM fails mid-stream: who reviews a request?")
+    browser.find_element(By.ID, "ask-send").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn.assistant li.source") or None)
+    turn = browser.find_element(By.CSS_SELECTOR, ".turn.assistant")
+    assert turn.find_element(By.CSS_SELECTOR, ".answer").text == ANSWER[:21]  # the deltas before the drop
+    alert = turn.find_element(By.CSS_SELECTOR, ".alert.error").text
+    assert "LLM" in alert and "[ERROR]" not in alert
+    assert turn.find_element(By.CSS_SELECTOR, ".meta").text.startswith("llm answer")
+    screenshot(browser, "ask-mid-stream-error")
     assert console_errors(browser) == []
 
 
