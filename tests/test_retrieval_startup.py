@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.core.config import Settings
-from app.services.container import feature_startup_modules
+from app.services.container import FEATURE_STARTUPS
 from app.services.embedder import Embedder, QueryBatcher
 from tests.support.apps import app_client
 
@@ -16,7 +16,7 @@ from tests.support.apps import app_client
 def test_fresh_app_diagnostics_has_retrieval_section(settings: Settings) -> None:
     with app_client(settings) as client:
         body = client.get("/diagnostics").json()  # the first request of a fresh app
-    assert "app.retrieval.startup" in feature_startup_modules()
+    assert "app.retrieval.startup" in FEATURE_STARTUPS
     section = body["retrieval"]
     assert section["fusion"] == settings.retrieval_fusion
     assert section["weights"]["bm25"] == settings.retrieval_bm25_weight

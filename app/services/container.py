@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,22 +59,14 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     return services
 
 
-def feature_startup_modules() -> list[str]:
-    """``app.<feature>.startup`` modules that exist (each defines ``startup(services) -> None``)."""
-    import app
-
-    names = []
-    for info in pkgutil.iter_modules(app.__path__):
-        name = f"app.{info.name}.startup"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            names.append(name)
-    return sorted(names)
+# Features that set themselves up once per process; each module defines ``startup(services) -> None``.
+FEATURE_STARTUPS = ("app.retrieval.startup",)
 
 
 def run_feature_startups(services: Services) -> None:
     """Let every feature set itself up once (e.g. register its /diagnostics section); a failing hook is
     logged and skipped so one feature never stops the app from starting."""
-    for name in feature_startup_modules():
+    for name in FEATURE_STARTUPS:
         try:
             importlib.import_module(name).startup(services)
         except Exception:  # noqa: BLE001 - isolation between features
