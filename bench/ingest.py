@@ -4,7 +4,9 @@ Usage: .venv/bin/python bench/ingest.py /work/shared/data [--limit N]
 
 Ingests the HotpotQA and MuSiQue corpora (``*_corpus.json``) without an LLM into a fresh embedded
 FalkorDB (temporary data dir), and in the same run times ``Embedder.encode_raw`` on exactly the
-chunks the pipeline produces. Target: end-to-end >= 85 % of raw embedder throughput.
+chunks the pipeline produces, at the same encode batch (``ingest_embed_batch_size``). Target:
+end-to-end >= 85 % of raw embedder throughput. ``rss_after_mb`` (current RSS after each corpus) shows
+whether memory grows with corpus size.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def rss_now_mb() -> float:
+    """Current resident set size of this process (MiB)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,12 +65,14 @@ def main() -> None:
         emb = services.embedder
         emb.encode_raw(["warm up the model"] * 64)
         rss_start = rss_mb()
-        report: dict[str, object] = {"machine": f"{os.cpu_count()} cores", "corpora": {}}
+        report: dict[str, object] = {"machine": f"{os.cpu_count()} cores", "load_avg": os.getloadavg(),
+                                     "ingest_batch": settings.ingest_batch_size,
+                                     "encode_batch": settings.ingest_embed_batch_size, "corpora": {}}
         for f in files:
             texts = [c.text for d in load_file(f).docs for c in chunk_document(d, settings.ingest_chunk_size,
                                                                                 settings.ingest_chunk_overlap)]
             t0 = time.perf_counter()
-            emb.encode_raw(texts)
+            emb.encode_raw(texts, settings.ingest_embed_batch_size)
             raw_s = time.perf_counter() - t0
             del texts
             t0 = time.perf_counter()
@@ -78,6 +87,7 @@ def main() -> None:
                 "entity_surface_forms": res.entity_surface_forms,
                 "entities_after_normalisation": res.entity_keys,
                 "cooccur_edges": res.cooccur_edges, "relates_to_edges": res.relates_to_edges,
+                "rss_after_mb": round(rss_now_mb(), 1),
             }
             report["corpora"][f.parent.name] = entry  # type: ignore[index]
             print(json.dumps({f.parent.name: entry}), flush=True)

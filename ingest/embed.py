@@ -23,9 +23,9 @@ def check_dimension(store: GraphStore, embedder: Embedder) -> int:
     return embedder.dimension
 
 
-def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
-    """Unit vectors for ``texts`` (cache keyed by content hash); checks every vector's size."""
-    vectors = embedder.embed(list(texts))
+def embed_texts(embedder: Embedder, texts: Sequence[str], batch_size: int | None = None) -> list[list[float]]:
+    """Unit vectors for ``texts`` (cache keyed by content hash, encode batch ``batch_size``); checks sizes."""
+    vectors = embedder.embed(list(texts), batch_size)
     for vec in vectors:
         if len(vec) != embedder.dimension:
             raise ConfigError(f"embedder returned a {len(vec)}-d vector, expected {embedder.dimension}")

@@ -273,7 +273,8 @@ def _phase_a(ctx: RunContext) -> None:
             to_embed = [c for c in chunks if ctx.todo[c.id] == "full"]
             vectors: dict[str, list[float]] = {}
             if to_embed:
-                vecs = embed_texts(ctx.services.embedder, [c.text for c in to_embed])
+                vecs = embed_texts(ctx.services.embedder, [c.text for c in to_embed],
+                                   ctx.settings.ingest_embed_batch_size)
                 vectors = {c.id: v for c, v in zip(to_embed, vecs, strict=True)}
                 embedded += len(to_embed)
                 ctx.emit({"stage": "embedding_batch", "detail": "batch_ok", "current": batch_no,

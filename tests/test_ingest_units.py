@@ -231,3 +231,17 @@ def test_checkpoint_goes_to_state_dir_when_source_dir_is_read_only(tmp_path: Pat
         assert moved.parent == tmp_path / "cks"
     finally:
         ro.chmod(0o755)
+
+
+def test_encode_batch_override_gives_the_same_unit_vectors(embedder) -> None:  # type: ignore[no-untyped-def]
+    from ingest.embed import embed_texts
+
+    texts = ["Paris", "The Eiffel Tower in Paris was completed in 1889 for the World's Fair.", "x y z"]
+    default = embedder.encode_raw(texts)
+    one_by_one = embedder.encode_raw(texts, batch_size=1)
+    embedder.clear_cache()
+    via_ingest = embed_texts(embedder, texts, 2)
+    for a, b, c in zip(default, one_by_one, via_ingest, strict=True):
+        assert len(a) == len(b) == len(c) == embedder.dimension
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
+        assert max(abs(x - y) for x, y in zip(a, c, strict=True)) < 1e-4

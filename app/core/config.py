@@ -112,7 +112,11 @@ class Settings(BaseSettings):
         default=[Path("./data")], description="Paths HTTP ingest may read (symlinks resolved); CWD-relative.")
     ingest_chunk_size: int = Field(default=800, ge=50, description="Chunk size in characters.")
     ingest_chunk_overlap: int = Field(default=120, ge=0, description="Overlap of consecutive chunks (chars).")
-    ingest_batch_size: int = Field(default=128, ge=1, le=5000, description="Chunks per embed/write batch.")
+    ingest_batch_size: int = Field(
+        default=512, ge=1, le=5000,
+        description="Chunks per embed/write batch (the encoder sorts by length within it: bigger pads less).")
+    ingest_embed_batch_size: int = Field(
+        default=32, ge=1, le=1024, description="Texts per encoder forward pass during ingest.")
     ingest_entity_mode: Literal["heuristic", "llm"] = Field(
         default="heuristic", description="Entity extractor: deterministic rules, or LLM JSON.")
     ingest_entity_min_len: int = Field(default=2, ge=1, description="Shortest normalised entity key kept.")

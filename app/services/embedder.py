@@ -76,8 +76,11 @@ class Embedder:
         """Cache key: sha1 of the text."""
         return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embeddings (unit length) for ``texts``, served from the cache where possible."""
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> list[list[float]]:
+        """Embeddings (unit length) for ``texts``, served from the cache where possible.
+
+        ``batch_size`` overrides the encode batch for this call (default: the embedder's).
+        """
         keys = [self.key(t) for t in texts]
         out: dict[str, list[float]] = {}
         missing: dict[str, str] = {}
@@ -92,7 +95,7 @@ class Embedder:
                     missing[k] = t
         if missing:
             self.misses += len(missing)
-            vecs = self.encode_raw(list(missing.values()))
+            vecs = self.encode_raw(list(missing.values()), batch_size)
             with self._lock:
                 for k, vec in zip(missing, vecs, strict=True):
                     out[k] = vec
@@ -101,9 +104,9 @@ class Embedder:
                     self._cache.popitem(last=False)
         return [out[k] for k in keys]
 
-    def encode_raw(self, texts: list[str]) -> list[list[float]]:
-        """Encode without the cache (benchmarks compare against this)."""
-        arr = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+    def encode_raw(self, texts: list[str], batch_size: int | None = None) -> list[list[float]]:
+        """Encode without the cache (benchmarks compare against this); ``batch_size`` as in ``embed``."""
+        arr = self._model.encode(texts, batch_size=batch_size or self.batch_size, normalize_embeddings=True,
                                  show_progress_bar=False, convert_to_numpy=True)
         return [row.tolist() for row in arr]
 
