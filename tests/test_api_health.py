@@ -6,8 +6,7 @@ from pathlib import Path
 
 from app import API_VERSION
 from app.core.config import Settings
-from app.store.embedded import EmbeddedServer, free_port
-from tests.support.apps import app_client
+from tests.support.apps import app_client, stoppable_store
 
 
 def test_health_ok(settings: Settings) -> None:
@@ -44,21 +43,14 @@ def test_unknown_route_is_json_404(settings: Settings) -> None:
 
 
 def test_store_down_then_recovered_without_restart(tmp_path: Path, graph_name: str) -> None:
-    port = free_port()
-    server = EmbeddedServer(tmp_path / "db", port=port)
-    server.start()
-    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
-    try:
-        with app_client(settings) as client:
-            assert client.get("/health").status_code == 200
-            server.stop()
-            down = client.get("/health")
-            assert down.status_code == 503
-            assert down.json()["status"] == "degraded"
-            assert "neorag db start" in down.json()["hint"]
-            diag = client.get("/diagnostics")
-            assert diag.status_code == 200 and diag.json()["store"]["reachable"] is False
-            server.start()
-            assert client.get("/health").status_code == 200
-    finally:
+    with stoppable_store(tmp_path, graph_name) as (server, settings), app_client(settings) as client:
+        assert client.get("/health").status_code == 200
         server.stop()
+        down = client.get("/health")
+        assert down.status_code == 503
+        assert down.json()["status"] == "degraded"
+        assert "neorag db start" in down.json()["hint"]
+        diag = client.get("/diagnostics")
+        assert diag.status_code == 200 and diag.json()["store"]["reachable"] is False
+        server.start()
+        assert client.get("/health").status_code == 200

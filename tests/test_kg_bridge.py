@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.kg.bridge import INVALID, parse_calls, rank_relations
-from app.store.embedded import EmbeddedServer, ServerInfo, free_port
-from tests.support.apps import app_client
+from app.store.embedded import ServerInfo
+from tests.support.apps import app_client, stoppable_store
 from tests.support.kg import kg_settings, loaded_store
 
 
@@ -103,14 +103,9 @@ def test_actions_lists_names_fields_and_datasets(client: TestClient) -> None:
 
 
 def test_actions_and_kg_query_store_down_503(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    server = EmbeddedServer(tmp_path / "db", port=free_port())
-    info = server.start()
-    try:
-        with app_client(kg_settings(info)) as c:
-            assert c.get("/actions").json()["datasets"] == []
-            server.stop()
-            assert c.get("/actions").status_code == 503
-            resp = c.post("/kg/query", json={"query": 'get_relations("x")', "dataset": "d"})
-            assert resp.status_code == 503 and resp.json()["error"] == "store_unavailable"
-    finally:
+    with stoppable_store(tmp_path) as (server, settings), app_client(settings) as c:
+        assert c.get("/actions").json()["datasets"] == []
         server.stop()
+        assert c.get("/actions").status_code == 503
+        resp = c.post("/kg/query", json={"query": 'get_relations("x")', "dataset": "d"})
+        assert resp.status_code == 503 and resp.json()["error"] == "store_unavailable"

@@ -12,11 +12,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.kg.actions import ACTIONS
-from app.store.embedded import EmbeddedServer, ServerInfo, free_port
+from app.store.embedded import ServerInfo
 from ingest.kg.loader import load_records
 from ingest.kg.pathquestion import parse_answers, parse_path
 from ingest.kg.records import KGRecord
-from tests.support.apps import app_client
+from tests.support.apps import app_client, stoppable_store
 from tests.support.kg import PQ, kg_settings, loaded_store
 
 
@@ -289,19 +289,12 @@ def test_reload_and_replace_are_seen_without_restart(falkor_server: ServerInfo) 
 
 
 def test_store_down_is_503_for_the_whole_request(tmp_path: Path) -> None:
-    port = free_port()
-    server = EmbeddedServer(tmp_path / "db", port=port)
-    info = server.start()
-    try:
-        settings = kg_settings(info)
-        with app_client(settings) as c:
-            assert c.post("/retrieve", json=[act("get_relations", "x", "s", "d")]).status_code == 200
-            server.stop()
-            resp = c.post("/retrieve", json=[act("get_relations", "x", "s", "d")])
-            assert resp.status_code == 503
-            assert resp.json()["error"] == "store_unavailable"
-    finally:
+    with stoppable_store(tmp_path) as (server, settings), app_client(settings) as c:
+        assert c.post("/retrieve", json=[act("get_relations", "x", "s", "d")]).status_code == 200
         server.stop()
+        resp = c.post("/retrieve", json=[act("get_relations", "x", "s", "d")])
+        assert resp.status_code == 503
+        assert resp.json()["error"] == "store_unavailable"
 
 
 def test_object_body_goes_to_passage_retrieval(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:

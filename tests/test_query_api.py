@@ -12,8 +12,8 @@ import pytest
 
 from app.core.config import Settings
 from app.services.container import Services
-from app.store.embedded import EmbeddedServer, ServerInfo, free_port
-from tests.support.apps import app_client
+from app.store.embedded import ServerInfo
+from tests.support.apps import app_client, stoppable_store
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.retrieval_graph import ingested_graph
 
@@ -260,24 +260,17 @@ def test_empty_graph_is_200_with_warning(settings: Settings) -> None:
 
 
 def test_store_down_is_503_with_hint(tmp_path: Path, graph_name: str) -> None:
-    port = free_port()
-    server = EmbeddedServer(tmp_path / "db", port=port)
-    server.start()
-    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
-    try:
-        with app_client(settings) as c:
-            server.stop()
-            for path, body in (
-                ("/query", {"question": "q?"}),
-                ("/ranking/preview", {"question": "q?"}),
-                ("/query", {"question": "q?", "stream": True}),
-                ("/retrieve", {"query": "q"}),
-            ):
-                resp = c.post(path, json=body)
-                assert resp.status_code == 503, (path, resp.text)
-                assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
-    finally:
+    with stoppable_store(tmp_path, graph_name) as (server, settings), app_client(settings) as c:
         server.stop()
+        for path, body in (
+            ("/query", {"question": "q?"}),
+            ("/ranking/preview", {"question": "q?"}),
+            ("/query", {"question": "q?", "stream": True}),
+            ("/retrieve", {"query": "q"}),
+        ):
+            resp = c.post(path, json=body)
+            assert resp.status_code == 503, (path, resp.text)
+            assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
 
 
 def test_internal_failure_is_500_query_failed(graph: tuple[Settings, Services], tmp_path: Path) -> None:

@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.config import Settings
-from app.store.embedded import EmbeddedServer, free_port
 from ingest.kg.loader import load_records
 from ingest.kg.records import KGRecord
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
-from tests.support.apps import app_client
+from tests.support.apps import app_client, stoppable_store
 
 
 def test_chunk_previews_in_the_order_asked(settings: Settings, tmp_path: Path) -> None:
@@ -84,23 +83,16 @@ def test_kg_sample_picker_bad_input(settings: Settings) -> None:
 
 
 def test_store_down_is_503(settings: Settings, tmp_path: Path) -> None:
-    port = free_port()
-    server = EmbeddedServer(tmp_path / "db", port=port)
-    server.start()
-    settings = settings.model_copy(update={"falkor_data_dir": tmp_path / "db", "falkor_port": port})
-    try:
-        with app_client(settings) as c:
-            server.stop()
-            assert c.get("/ui").status_code == 200  # the page itself still loads and shows the status
-            checks: list[tuple[str, dict[str, Any]]] = [
-                ("/ui/api/chunks", {"ids": ["a"]}), ("/ui/api/kg/samples", {"dataset": "w"}),
-                ("/ui/api/kg/sample", {"dataset": "w", "sample_id": "s"})]
-            for path, params in checks:
-                resp = c.get(path, params=params)
-                assert resp.status_code == 503, (path, resp.text)
-                assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
-    finally:
+    with stoppable_store(tmp_path, settings.graph_name) as (server, own), app_client(own) as c:
         server.stop()
+        assert c.get("/ui").status_code == 200  # the page itself still loads and shows the status
+        checks: list[tuple[str, dict[str, Any]]] = [
+            ("/ui/api/chunks", {"ids": ["a"]}), ("/ui/api/kg/samples", {"dataset": "w"}),
+            ("/ui/api/kg/sample", {"dataset": "w", "sample_id": "s"})]
+        for path, params in checks:
+            resp = c.get(path, params=params)
+            assert resp.status_code == 503, (path, resp.text)
+            assert resp.json()["error"] == "store_unavailable" and resp.json()["hint"]
 
 
 def test_ingest_roots_lists_roots_and_their_entries(settings: Settings, tmp_path: Path) -> None:
