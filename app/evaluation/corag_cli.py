@@ -67,6 +67,7 @@ def register(eval_app: typer.Typer) -> None:
         from app.commands.common import load_settings
         from app.core.errors import BadInput
         from app.evaluation.corag_eval import CoRAGEvalOptions, evaluate, load_eval_file, write_results
+        from app.reasoning.corag import CoRAGConfig
         from app.services.container import build_services
 
         if decode_strategy not in ("greedy", "best_of_n", "tree_search"):
@@ -76,13 +77,16 @@ def register(eval_app: typer.Typer) -> None:
         items = load_eval_file(eval_file)
         if limit:
             items = items[:limit]
-        opts = CoRAGEvalOptions(
+        agent = CoRAGConfig(
             max_path_length=max_path_length,
-            decode_strategy=decode_strategy,
+            decode_strategy=decode_strategy,  # type: ignore[arg-type]  # checked above
             best_n=best_n,
             temperature=sample_temperature,
             top_k=top_k,
             num_contexts=num_contexts,
+        )
+        opts = CoRAGEvalOptions(
+            agent=agent,
             calc_recall=calc_recall,
             enable_naive_retrieval=enable_naive_retrieval,
             num_threads=num_threads,

@@ -14,13 +14,14 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
 from app.evaluation.charts import bar_chart
 from app.evaluation.metrics import match, micro_recall, normalize, recall
+from app.reasoning.corag import CoRAGConfig
 from app.services.container import Services
 
 Fact = tuple[str, str]  # (title, text)
@@ -28,14 +29,11 @@ Fact = tuple[str, str]  # (title, text)
 
 @dataclass
 class CoRAGEvalOptions:
-    """Agent and evaluation knobs (CoRAG's defaults)."""
+    """The agent's knobs (CoRAG's defaults) plus the evaluation's own.
 
-    max_path_length: int = 3
-    decode_strategy: str = "greedy"
-    best_n: int = 4
-    temperature: float = 0.7
-    top_k: int = 5
-    num_contexts: int = 20  # final-answer passages and naive retrieval depth (0: none / top_k x path)
+    ``agent.num_contexts`` also sets the naive-retrieval depth (0: top_k x max_path_length)."""
+
+    agent: CoRAGConfig = field(default_factory=CoRAGConfig)
     calc_recall: bool = False
     enable_naive_retrieval: bool = False
     num_threads: int = 1
@@ -115,20 +113,13 @@ def evaluate(
 ) -> list[dict[str, Any]]:
     """Run CoRAG (and optionally naive retrieval) on every item; returns [summary, *samples]."""
     from app.reasoning.adapters import passage_retriever
-    from app.reasoning.corag import CoRAGAgent, CoRAGConfig
+    from app.reasoning.corag import CoRAGAgent
     from app.services.llm import require_llm
 
     llm = require_llm(services.llm)
     retriever = passage_retriever(services)
-    naive_k = opts.num_contexts or opts.top_k * opts.max_path_length
-    cfg = CoRAGConfig(
-        max_path_length=opts.max_path_length,
-        decode_strategy=opts.decode_strategy,  # type: ignore[arg-type]
-        best_n=opts.best_n,
-        temperature=opts.temperature,
-        top_k=opts.top_k,
-        num_contexts=opts.num_contexts,
-    )
+    cfg = opts.agent
+    naive_k = cfg.num_contexts or cfg.top_k * cfg.max_path_length
     done = 0
     started_all = time.perf_counter()
 
@@ -191,9 +182,9 @@ def summarise(
         "answer_hit_rate": round(sum(bool(r["answer_hit"]) for r in results) / n, 4) if n else 0.0,
         "avg_llm_calls": round(sum(r["llm_calls"] for r in results) / n, 2) if n else 0.0,
         "avg_tokens": round(sum(r["usage"].get("total_tokens", 0) for r in results) / n, 1) if n else 0.0,
-        "decode_strategy": opts.decode_strategy,
-        "max_path_length": opts.max_path_length,
-        "top_k": opts.top_k,
+        "decode_strategy": opts.agent.decode_strategy,
+        "max_path_length": opts.agent.max_path_length,
+        "top_k": opts.agent.top_k,
     }
     if opts.calc_recall:
         summary["corag_micro_recall"] = round(
