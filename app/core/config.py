@@ -48,6 +48,10 @@ class Settings(BaseSettings):
         0.0, ge=0, description="Wait for more questions before a query batch (0 = batch those queued).")
     embedding_query_warm_words: int = Field(
         64, ge=0, description="At start-up, warm the query encoder on inputs of 1..N words (background).")
+    embedding_query_precision: Literal["auto", "bf16", "fp32_traced", "fp32"] = Field(
+        "auto", description="Query encoder: 'auto' (traced bf16 if the CPU has native bf16, else traced "
+        "fp32; kept only if its cosine to fp32 >= 0.9995 on probes, fastest wins), 'bf16', 'fp32_traced', or "
+        "'fp32' (the model's exact eager path, as ingest). Built in the background; see /diagnostics.")
 
     # --- LLM (optional) ----------------------------------------------------
     llm_base_url: str | None = None

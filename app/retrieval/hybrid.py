@@ -108,7 +108,8 @@ def query_embedding_future(services: Services, text: str) -> Future[list[float]]
         return done
     s = services.settings
     fut = services.embedder.queries(
-        s.embedding_query_threads, s.embedding_query_window_ms, s.embedding_query_warm_words
+        s.embedding_query_threads, s.embedding_query_window_ms, s.embedding_query_warm_words,
+        s.embedding_query_precision,
     ).submit(text)
     fut.add_done_callback(lambda f: cache.put(key, f.result()) if f.exception() is None else None)
     return fut

@@ -54,7 +54,7 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
         log.error("schema bootstrap failed: %s", exc)
     # query embeddings: one batching worker, warmed in the background (start-up does not wait)
     embedder.queries(settings.embedding_query_threads, settings.embedding_query_window_ms,
-                     settings.embedding_query_warm_words)
+                     settings.embedding_query_warm_words, settings.embedding_query_precision)
     run_feature_startups(services)
     return services
 

@@ -10,13 +10,14 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import ConfigError
+from app.services.query_encoder import EncoderSelection, FastQueryEncoder
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)
@@ -114,14 +115,18 @@ class Embedder:
         return len(self._cache)
 
     def clear_cache(self) -> None:
+        """Forget every cached vector (the query batcher's fast-encoder vectors too)."""
         with self._lock:
             self._cache.clear()
+        if self._queries is not None:
+            self._queries.clear_cache()
 
-    def queries(self, threads: int = 1, window_ms: float = 0.0, warm_words: int = 0) -> QueryBatcher:
+    def queries(self, threads: int = 1, window_ms: float = 0.0, warm_words: int = 0,
+                precision: str = "fp32") -> QueryBatcher:
         """The process's query batcher (started on first call; later arguments are ignored)."""
         with self._lock:
             if self._queries is None:
-                self._queries = QueryBatcher(self, threads, window_ms, warm_words)
+                self._queries = QueryBatcher(self, threads, window_ms, warm_words, precision)
             return self._queries
 
     def query_stats(self) -> dict[str, Any] | None:
@@ -157,16 +162,25 @@ class QueryBatcher:
     call, so concurrent requests share a forward pass instead of fighting over the cores. The worker
     runs PyTorch with ``threads`` intra-op threads (per-thread setting: ingest batches keep torch's
     default); 1 is robust on a small host, where a 2-thread encode slows ~20x whenever another process
-    holds a core. When idle it warms the model on inputs of 1..``warm_words`` words (PyTorch may pay
-    extra the first time it sees a sequence length); requests always go first.
+    holds a core. When idle it first chooses its encoder (``precision``, see
+    ``app.services.query_encoder``: a traced bf16/fp32 copy of the model, built and checked in short
+    steps; until then, and with "fp32", the model's exact eager path), then warms it on inputs of
+    1..``warm_words`` words (PyTorch may pay extra the first time it sees a sequence length); requests
+    always go first. Vectors of a fast encoder are kept in the batcher's own cache, never in the
+    embedder's (which ingest reads), so chunk embeddings stay exact.
     """
 
     def __init__(self, embedder: Embedder, threads: int = 1, window_ms: float = 0.0,
-                 warm_words: int = 0) -> None:
+                 warm_words: int = 0, precision: str = "fp32", fast_cache_size: int = 4096) -> None:
         self.embedder = embedder
         self.threads = threads
         self.window_s = max(0.0, window_ms) / 1000
         self._warm = list(range(1, warm_words + 1))
+        self.selection = EncoderSelection(getattr(embedder, "_model", None), precision, embedder.encode_raw)
+        self._fast: FastQueryEncoder | None = None  # the worker thread's only
+        self._fast_cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._fast_cache_size = fast_cache_size
+        self._fast_lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]] | None] = queue.SimpleQueue()
         self.batches = 0
         self.texts = 0
@@ -188,6 +202,11 @@ class QueryBatcher:
         """A future of ``text``'s embedding (resolved at once from the embedder's cache)."""
         fut: Future[list[float]] = Future()
         vec = self.embedder._cached(text)
+        if vec is None and self._fast_cache:
+            with self._fast_lock:
+                vec = self._fast_cache.get(text)
+                if vec is not None:
+                    self._fast_cache.move_to_end(text)
         if vec is not None:
             fut.set_result(vec)
         elif self._closed:
@@ -198,7 +217,16 @@ class QueryBatcher:
 
     def stats(self) -> dict[str, Any]:
         return {"threads": self.threads, "window_ms": self.window_s * 1000, "batches": self.batches,
-                "texts": self.texts, "warmed_lengths": self.warmed}
+                "texts": self.texts, "warmed_lengths": self.warmed, "encoder": self.selection.info()}
+
+    def clear_cache(self) -> None:
+        """Forget the vectors of the fast encoder."""
+        with self._fast_lock:
+            self._fast_cache.clear()
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        """Encode with the worker's current encoder (call on the worker thread only)."""
+        return self._fast.encode(texts) if self._fast is not None else self.embedder.encode_raw(texts)
 
     def _run(self) -> None:
         if self.threads > 0:
@@ -206,11 +234,16 @@ class QueryBatcher:
 
             torch.set_num_threads(self.threads)  # this thread only (OpenMP thread-local setting)
         stop = False
+        steps: Iterator[None] | None = self.selection.steps()
         while not stop:
+            if steps is not None and self._queue.empty() and not self._closed:
+                if next(steps, "done") == "done":  # never raises: failures become fallbacks
+                    self._fast, steps = self.selection.encoder, None
+                continue
             if self._warm and self._queue.empty() and not self._closed:
                 n = self._warm.pop(0)
                 try:
-                    self.embedder.encode_raw([" ".join(["word"] * n)])
+                    self.encode([" ".join(["word"] * n)])
                     self.warmed = n
                 except Exception:  # noqa: BLE001 - warm-up is best effort
                     log.exception("query embedder warm-up failed")
@@ -237,12 +270,21 @@ class QueryBatcher:
     def _encode(self, batch: list[tuple[str, Future[list[float]]]]) -> None:
         texts = list(dict.fromkeys(t for t, _ in batch))
         try:
-            vecs = self.embedder.encode_raw(texts)
+            vecs = self.encode(texts)
         except Exception as exc:  # noqa: BLE001 - handed to the waiting callers
             for _, fut in batch:
                 fut.set_exception(exc)
             return
-        self.embedder._remember(texts, vecs)
+        if self._fast is None:
+            self.embedder._remember(texts, vecs)
+        else:
+            with self.embedder._lock:
+                self.embedder.misses += len(texts)
+            with self._fast_lock:
+                for t, v in zip(texts, vecs, strict=True):
+                    self._fast_cache[t] = v
+                while len(self._fast_cache) > self._fast_cache_size:
+                    self._fast_cache.popitem(last=False)
         by_text = dict(zip(texts, vecs, strict=True))
         self.batches += 1
         self.texts += len(texts)

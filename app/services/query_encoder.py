@@ -1,0 +1,289 @@
+"""Fast query encoder: a traced, frozen (bf16 or fp32) copy of the sentence-transformers model.
+
+Only the query-embedding worker (``QueryBatcher``) uses it; ingest keeps the model's own fp32 path.
+``EncoderSelection`` decides, in small steps the worker runs while idle, which encoder serves queries:
+it builds each candidate, checks it against the fp32 path on probe sentences (cosine >= ``MIN_COSINE``),
+times the survivors and keeps the fastest; whatever is rejected is logged and reported with its reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import statistics
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# "auto": bf16 traced when the CPU has native bf16, else fp32 traced (each kept only if it passes the
+# probe); "bf16" / "fp32_traced": that encoder only (still probe-checked); "fp32": the model's eager path.
+PRECISIONS = ("auto", "bf16", "fp32_traced", "fp32")
+MIN_COSINE = 0.9995
+# Probe sentences: question-like inputs of many lengths, one padded batch of them, one truncated input.
+PROBES = [
+    "Who?",
+    "Which river flows through the capital of the country where the Eiffel Tower stands?",
+    "Were the directors of Jaws and Alien born in the same decade?",
+    "What is the name of the band whose lead singer wrote a memoir about growing up in Dublin in the 1970s?",
+    "In which year did the company that built the first commercial jet airliner merge with its rival?",
+    "How many players on a field?",
+    " ".join(["Which stadium, opened before the war and rebuilt since, hosts the club's matches?"] * 24),
+]
+BatchEncoder = Callable[[list[str]], list[list[float]]]
+
+
+def _cpu_flags() -> set[str] | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return None
+
+
+def native_bf16() -> tuple[bool, str]:
+    """Whether this CPU runs bf16 matmuls natively (oneDNN with AVX512-BF16 or AMX-BF16), and why."""
+    import torch
+
+    if not torch.backends.mkldnn.is_available():
+        return False, "PyTorch has no oneDNN (mkldnn) backend"
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return False, "oneDNN reports no bf16 support on this CPU"
+    flags = _cpu_flags()
+    if flags is None:
+        return True, "oneDNN reports bf16 support (CPU flags unreadable)"
+    native = sorted({"avx512_bf16", "amx_bf16"} & flags)
+    if not native:
+        return False, "CPU lacks avx512_bf16/amx_bf16 (bf16 would be emulated, slower than fp32)"
+    return True, "CPU has " + "+".join(native)
+
+
+def pipeline_problem(model: Any) -> str | None:
+    """Why ``model`` is not Transformer -> Pooling(mean) [-> Normalize] (None when it is)."""
+    mods = list(model)
+    names = [type(m).__name__ for m in mods]
+    shape_ok = (len(mods) in (2, 3) and names[:2] == ["Transformer", "Pooling"]
+                and (len(mods) == 2 or names[2] == "Normalize"))
+    if not shape_ok:
+        return f"model pipeline is {' -> '.join(names)}, not Transformer -> Pooling(mean) -> Normalize"
+    pool = mods[1]
+    mode = getattr(pool, "pooling_mode", None)
+    if mode is None and hasattr(pool, "get_pooling_mode_str"):
+        mode = pool.get_pooling_mode_str()
+    modes = (mode,) if isinstance(mode, str) else tuple(mode or ())
+    if modes != ("mean",):
+        return f"pooling mode is {modes!r}, not mean"
+    if getattr(mods[0], "auto_model", None) is None or getattr(model, "tokenizer", None) is None:
+        return "the Transformer module has no auto_model/tokenizer"
+    return None
+
+
+def _pooled_module(transformer: Any) -> Any:
+    import torch
+
+    class Pooled(torch.nn.Module):
+        """Transformer -> masked mean pooling (fp32 accumulation) -> L2 normalisation."""
+
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            # a 4-D boolean mask goes to attention as-is: no data-dependent "skip the mask" branch
+            # is baked into the trace, so padded batches stay correct
+            bias = attention_mask[:, None, None, :].bool()
+            hidden = self.inner(input_ids=input_ids, attention_mask=bias).last_hidden_state.float()
+            mask = attention_mask.unsqueeze(-1).float()
+            mean = (hidden * mask).sum(dim=1) / torch.clamp(mask.sum(dim=1), min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    return Pooled(transformer).eval()
+
+
+class FastQueryEncoder:
+    """A traced + frozen copy of the model's transformer in ``precision`` ("bf16" or "fp32"), with the
+    model's mean pooling and L2 normalisation. Not thread-safe: one thread (the query worker) uses it."""
+
+    def __init__(self, model: Any, precision: str) -> None:
+        import torch
+
+        problem = pipeline_problem(model)
+        if problem:
+            raise ValueError(problem)
+        if precision not in ("bf16", "fp32"):
+            raise ValueError(f"precision {precision!r} is not bf16 or fp32")
+        self.precision = precision
+        self.traced = True
+        self._tokenizer = model.tokenizer
+        self.max_seq_length = int(model.max_seq_length)
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+        ids, mask = self.features(["a short question", "a longer example question, padded against the other"])
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            # torch.jit is deprecated in favour of torch.compile/export; if it goes, building fails and
+            # the selection falls back to the eager path (with the reason in /diagnostics)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)  # transformers' own, on copying the model
+            inner = copy.deepcopy(model[0].auto_model).to(dtype).eval()
+            traced = torch.jit.trace(_pooled_module(inner), (ids, mask), strict=False, check_trace=False)
+            self._module = torch.jit.freeze(traced.eval())
+
+    def features(self, texts: list[str]) -> tuple[Any, Any]:
+        """Token ids and attention mask, tokenised like the model (padding, truncation to max_seq_length)."""
+        f = self._tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_seq_length,
+                            return_tensors="pt")
+        return f["input_ids"], f["attention_mask"]
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        """Unit-length embeddings of ``texts`` (one padded batch)."""
+        import torch
+
+        ids, mask = self.features(texts)
+        with torch.inference_mode():
+            out = self._module(ids, mask)
+        return [row.tolist() for row in out]
+
+
+def _min_cosine(got: list[list[float]], want: list[list[float]]) -> float:
+    """Lowest cosine of ``got[i]`` to ``want[i]``; a ``got`` vector that is not unit length counts as 0."""
+    worst = 1.0
+    for g, w in zip(got, want, strict=True):
+        norm_g, norm_w = math.sqrt(math.fsum(x * x for x in g)), math.sqrt(math.fsum(x * x for x in w))
+        cos = math.fsum(a * b for a, b in zip(g, w, strict=True)) / (norm_g * norm_w or 1.0)
+        worst = min(worst, cos if abs(norm_g - 1.0) < 1e-3 else 0.0)
+    return worst
+
+
+class EncoderSelection:
+    """Chooses the query encoder for ``setting`` (see ``PRECISIONS``) in steps: iterate ``steps()`` one
+    ``next()`` at a time (each a fraction of a second) or call ``run()``. Afterwards ``encoder`` is the
+    fast encoder (None: use the model's eager fp32 path) and ``info()`` says what was chosen and why."""
+
+    def __init__(self, model: Any, setting: str, reference: BatchEncoder,
+                 native: Callable[[], tuple[bool, str]] = native_bf16, time_rounds: int = 3) -> None:
+        if setting not in PRECISIONS:
+            raise ValueError(f"query precision {setting!r} is not one of {PRECISIONS}")
+        self.model = model
+        self.setting = setting
+        self.reference = reference
+        self.native = native
+        self.time_rounds = time_rounds
+        self.encoder: FastQueryEncoder | None = None
+        self.done = setting == "fp32"
+        self.fallback_reason: str | None = None
+        self.choice: str | None = None
+        self.candidates: dict[str, dict[str, Any]] = {}
+
+    def info(self) -> dict[str, Any]:
+        """What serves queries now: precision, traced, probe cosine, fallback reason, candidates tried."""
+        enc = self.encoder
+        chosen = self.candidates.get("bf16" if enc and enc.precision == "bf16" else "fp32_traced", {})
+        return {
+            "setting": self.setting, "ready": self.done,
+            "precision": enc.precision if enc else "fp32", "traced": enc is not None,
+            "probe_cosine": chosen.get("probe_cosine") if enc else None,
+            "fallback_reason": self.fallback_reason, "choice": self.choice,
+            "candidates": {k: dict(v) for k, v in dict(self.candidates).items()},  # snapshot: worker writes
+        }
+
+    def run(self) -> EncoderSelection:
+        """All steps at once (tests, tools)."""
+        for _ in self.steps():
+            pass
+        return self
+
+    def steps(self) -> Iterator[None]:
+        """The selection, one short step per ``next()``; never raises (failures become fallbacks)."""
+        if self.done:
+            return
+        reasons: list[str] = []
+        try:
+            yield from self._select(reasons)
+        except Exception as exc:  # noqa: BLE001 - any failure falls back to the exact eager path
+            log.exception("query encoder selection failed")
+            reasons.append(f"selection failed: {exc}")
+            self.encoder = None
+        self.fallback_reason = "; ".join(reasons) or None
+        self.done = True
+        if self.fallback_reason:
+            using = self.encoder.precision + " traced" if self.encoder else "fp32 eager"
+            log.warning("query encoder (setting %s) uses %s: %s", self.setting, using, self.fallback_reason)
+        log.info("query encoder in use: %s", self.info())
+
+    def _names(self, reasons: list[str]) -> list[str]:
+        if self.setting == "fp32_traced":
+            return ["fp32_traced"]
+        ok, why = self.native()
+        if self.setting == "bf16":
+            if not ok:
+                log.warning("query precision bf16 forced although %s", why)
+            return ["bf16"]
+        if not ok:
+            reasons.append(f"bf16 skipped: {why}")
+            return ["fp32_traced"]
+        return ["bf16", "fp32_traced"]
+
+    def _select(self, reasons: list[str]) -> Iterator[None]:
+        problem = pipeline_problem(self.model)
+        if problem:
+            reasons.append(problem)
+            return
+        names = self._names(reasons)
+        want_single = [self.reference([p])[0] for p in PROBES]
+        yield
+        want_batch = self.reference(list(PROBES))
+        yield
+        built: dict[str, FastQueryEncoder] = {}
+        for name in names:
+            try:
+                enc = FastQueryEncoder(self.model, "bf16" if name == "bf16" else "fp32")
+                yield
+                cos = min(_min_cosine([enc.encode([p])[0] for p in PROBES], want_single),
+                          _min_cosine(enc.encode(list(PROBES)), want_batch))
+                same_tokens = self._same_tokens(enc)
+            except Exception as exc:  # noqa: BLE001 - this candidate only
+                log.exception("query encoder %s failed", name)
+                reasons.append(f"{name} failed: {exc}")
+                continue
+            self.candidates[name] = {"probe_cosine": round(cos, 7)}
+            if not same_tokens:
+                reasons.append(f"{name} rejected: its tokenisation differs from the model's")
+            elif cos < MIN_COSINE:
+                reasons.append(f"{name} rejected: probe cosine {cos:.6f} < {MIN_COSINE}")
+            else:
+                built[name] = enc
+            yield
+        if not built:
+            return
+        times: dict[str, list[float]] = {name: [] for name in built}
+        for enc in built.values():  # the first calls of a frozen module profile it
+            for p in PROBES[:-1]:
+                enc.encode([p])
+        yield
+        for _ in range(self.time_rounds):  # time the survivors interleaved (single questions, p50)
+            for name, enc in built.items():
+                for p in PROBES[:-1]:
+                    t0 = time.perf_counter()
+                    enc.encode([p])
+                    times[name].append((time.perf_counter() - t0) * 1000)
+            yield
+        for name in built:
+            p50 = round(statistics.median(times[name]), 3)
+            self.candidates[name] = {**self.candidates[name], "p50_ms": p50}
+        best = min(built, key=lambda n: self.candidates[n]["p50_ms"])
+        self.encoder = built[best]
+        ranked = sorted(built, key=lambda n: self.candidates[n]["p50_ms"])
+        self.choice = "fastest: " + ", ".join(f"{n} {self.candidates[n]['p50_ms']} ms" for n in ranked)
+
+    def _same_tokens(self, enc: FastQueryEncoder) -> bool:
+        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+        want = preprocess(list(PROBES))
+        ids, mask = enc.features(list(PROBES))
+        return bool((want["input_ids"] == ids).all() and (want["attention_mask"] == mask).all())

@@ -1,0 +1,189 @@
+"""The fast query encoder (traced bf16/fp32 copy of the model) against the model's exact fp32 path."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.config import Settings
+from app.services.embedder import Embedder, QueryBatcher
+from app.services.query_encoder import MIN_COSINE, EncoderSelection, FastQueryEncoder, native_bf16
+from tests.support.apps import app_client
+
+QUESTIONS: list[str] = json.loads(
+    (Path(__file__).parent / "fixtures" / "embedder" / "hotpot_questions.json").read_text(encoding="utf-8"))
+
+
+def cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(
+        sum(x * x for x in a) * sum(y * y for y in b))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """Like the query worker (and robust on a busy 2-core host): 1 torch thread on the test thread."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module", params=["bf16", "fp32"])
+def fast(request: pytest.FixtureRequest, embedder: Embedder) -> FastQueryEncoder:
+    return FastQueryEncoder(embedder._model, request.param)
+
+
+def wait_ready(batcher: QueryBatcher, timeout_s: float = 120.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        info = batcher.stats()["encoder"]
+        if info["ready"]:
+            return info
+        time.sleep(0.05)
+    raise AssertionError("the query encoder selection did not finish")
+
+
+def test_fast_encoder_matches_fp32_on_hotpot_questions(fast: FastQueryEncoder, embedder: Embedder) -> None:
+    want = embedder.encode_raw(QUESTIONS)
+    got = [fast.encode([q])[0] for q in QUESTIONS]
+    worst = min(cos(g, w) for g, w in zip(got, want, strict=True))
+    assert worst >= MIN_COSINE
+    assert all(abs(math.fsum(x * x for x in g) - 1.0) < 1e-4 for g in got)  # unit length
+    if fast.precision == "fp32":
+        assert worst > 0.99999
+
+
+def test_padded_batch_matches_embed_of_each_question(fast: FastQueryEncoder, embedder: Embedder) -> None:
+    batch = [QUESTIONS[0], "Who?", QUESTIONS[5], QUESTIONS[1] + " " + QUESTIONS[2] + " " + QUESTIONS[3]]
+    ids, mask = fast.features(batch)
+    assert int(mask.sum(dim=1).min()) < ids.shape[1]  # really padded
+    embedder.clear_cache()
+    got = fast.encode(batch)
+    for text, vec in zip(batch, got, strict=True):
+        assert cos(vec, embedder.embed([text])[0]) >= MIN_COSINE
+        assert cos(vec, fast.encode([text])[0]) > 0.9999  # padding does not change a question's vector
+    everything = fast.encode(QUESTIONS)  # 24 questions of 8..34 words in one padded batch
+    want = embedder.encode_raw(QUESTIONS)
+    assert min(cos(g, w) for g, w in zip(everything, want, strict=True)) >= MIN_COSINE
+
+
+def test_every_length_up_to_max_seq_length_and_truncation(fast: FastQueryEncoder, embedder: Embedder) -> None:
+    words = " ".join(QUESTIONS).split() * 4
+    top = fast.max_seq_length
+    lengths = sorted({*range(1, 33), *range(33, top + 1, 9), top - 3, top - 2, top - 1, top, top + 1})
+    texts = [" ".join(words[i:i + n]) for i, n in enumerate(lengths)]  # 1..max_seq_length(+1) words
+    texts.append(" ".join(words))  # a very long question (1,000+ words): truncated to max_seq_length tokens
+    assert fast.features([texts[-1]])[0].shape[1] == top
+    want = embedder.encode_raw(texts)
+    got: list[list[float]] = []
+    for i in range(0, len(texts), 16):  # padded batches of mixed lengths, and single questions
+        got.extend(fast.encode(texts[i:i + 16]))
+    assert min(cos(g, w) for g, w in zip(got, want, strict=True)) >= MIN_COSINE
+    for i in (0, 1, len(texts) // 2, len(texts) - 2, len(texts) - 1):
+        assert cos(fast.encode([texts[i]])[0], want[i]) >= MIN_COSINE
+
+
+def test_fp32_setting_is_the_exact_eager_path(embedder: Embedder) -> None:
+    texts = QUESTIONS[6:10]
+    single = [embedder.encode_raw([t])[0] for t in texts]
+    together = embedder.encode_raw(texts)
+    embedder.clear_cache()
+    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0, precision="fp32")
+    try:
+        assert [batcher.submit(t).result(timeout=30) for t in texts] == single  # bit-identical
+        info = wait_ready(batcher)
+        assert info["precision"] == "fp32" and info["traced"] is False and info["setting"] == "fp32"
+        assert embedder.embed(texts) == single  # remembered in the embedder's cache, as before
+    finally:
+        batcher.close()
+    embedder.clear_cache()
+    batcher = QueryBatcher(embedder, threads=1, window_ms=200.0, precision="fp32")
+    try:
+        assert [f.result(timeout=30) for f in [batcher.submit(t) for t in texts]] == together
+        assert batcher.batches == 1
+    finally:
+        batcher.close()
+
+
+def test_auto_batcher_serves_fast_vectors_and_keeps_ingest_exact(embedder: Embedder) -> None:
+    question = QUESTIONS[11]
+    exact = embedder.encode_raw([question])[0]
+    embedder.clear_cache()
+    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0, warm_words=3, precision="auto")
+    try:
+        early = batcher.submit(QUESTIONS[12]).result(timeout=60)  # served while the encoder is chosen
+        assert cos(early, embedder.encode_raw([QUESTIONS[12]])[0]) >= MIN_COSINE
+        info = wait_ready(batcher)
+        assert info["setting"] == "auto" and info["traced"] is True
+        assert info["precision"] == ("bf16" if native_bf16()[0] else "fp32")
+        assert info["probe_cosine"] >= MIN_COSINE
+        assert info["candidates"][("bf16" if info["precision"] == "bf16" else "fp32_traced")]["p50_ms"] > 0
+        vec = batcher.submit(question).result(timeout=60)
+        assert cos(vec, exact) >= MIN_COSINE
+        if info["precision"] == "bf16":
+            assert vec != exact
+        again = batcher.submit(question)
+        assert again.done() and again.result() == vec  # the batcher's own cache
+        assert embedder.embed([question])[0] == exact  # the fast vector never reaches the ingest cache
+        assert batcher.submit(question).result() == exact  # exact vectors, where cached, go first
+    finally:
+        batcher.close()
+
+
+def test_auto_without_native_bf16_uses_traced_fp32_and_says_why(embedder: Embedder) -> None:
+    sel = EncoderSelection(embedder._model, "auto", embedder.encode_raw,
+                           native=lambda: (False, "CPU lacks avx512_bf16 (test)"), time_rounds=1).run()
+    info = sel.info()
+    assert info["precision"] == "fp32" and info["traced"] is True and info["probe_cosine"] > 0.99999
+    assert "bf16 skipped: CPU lacks avx512_bf16 (test)" in info["fallback_reason"]
+    assert list(info["candidates"]) == ["fp32_traced"]
+
+
+def test_probe_mismatch_falls_back_to_the_eager_path(embedder: Embedder) -> None:
+    def other_model(texts: list[str]) -> list[list[float]]:  # a reference the fast encoder cannot match
+        return [list(reversed(v)) for v in embedder.encode_raw(texts)]
+
+    sel = EncoderSelection(embedder._model, "fp32_traced", other_model, time_rounds=1).run()
+    info = sel.info()
+    assert sel.encoder is None and info["traced"] is False and info["precision"] == "fp32"
+    assert "fp32_traced rejected: probe cosine" in info["fallback_reason"]
+    assert info["candidates"]["fp32_traced"]["probe_cosine"] < MIN_COSINE
+
+
+def test_unsupported_model_pipeline_falls_back(embedder: Embedder) -> None:
+    modules = list(embedder._model)
+    sel = EncoderSelection([modules[0], modules[2]], "auto", embedder.encode_raw).run()
+    assert sel.encoder is None and sel.done
+    assert sel.info()["fallback_reason"] == (
+        "model pipeline is Transformer -> Normalize, not Transformer -> Pooling(mean) -> Normalize")
+    with pytest.raises(ValueError, match="not one of"):
+        EncoderSelection(embedder._model, "fp16", embedder.encode_raw)
+
+
+def test_native_bf16_agrees_with_cpu_flags() -> None:
+    ok, why = native_bf16()
+    flags = Path("/proc/cpuinfo").read_text().split()
+    assert ok == ("avx512_bf16" in flags or "amx_bf16" in flags) and why
+
+
+def test_diagnostics_reports_the_query_encoder(settings: Settings) -> None:
+    with app_client(settings) as client:
+        section = client.get("/diagnostics").json()["retrieval"]["query_embedder"]["encoder"]
+        assert section["setting"] == settings.embedding_query_precision == "auto"
+        batcher = client.app.state.services.embedder.queries()
+        wait_ready(batcher)
+        section = client.get("/diagnostics").json()["retrieval"]["query_embedder"]["encoder"]
+    assert section == batcher.selection.info()
+    assert section["ready"] is True
+    if section["traced"]:
+        assert section["probe_cosine"] >= MIN_COSINE and section["precision"] in ("bf16", "fp32")
+    else:
+        assert section["fallback_reason"]
