@@ -107,6 +107,21 @@ def _pooled_module(transformer: Any) -> Any:
     return Pooled(transformer).eval()
 
 
+def _quiet_build_warnings() -> None:
+    """Silence the known, harmless warnings of building (process-wide filters matched by message:
+    ``warnings.catch_warnings`` is not thread-safe and the worker builds on its own thread)."""
+    import torch
+
+    # the only data-dependent branch HF's SDPA takes is "mask is None", and we always pass a mask
+    warnings.filterwarnings("ignore", message="Converting a tensor to a Python boolean",
+                            category=torch.jit.TracerWarning)
+    # torch.jit is deprecated in favour of torch.compile/export; should it go, building fails and the
+    # selection falls back to the eager path (the reason shows in /diagnostics)
+    warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated",  # transformers'
+                            category=FutureWarning)
+
+
 class FastQueryEncoder:
     """A traced + frozen copy of the model's transformer in ``precision`` ("bf16" or "fp32"), with the
     model's mean pooling and L2 normalisation. Not thread-safe: one thread (the query worker) uses it."""
@@ -125,12 +140,8 @@ class FastQueryEncoder:
         self.max_seq_length = int(model.max_seq_length)
         dtype = torch.bfloat16 if precision == "bf16" else torch.float32
         ids, mask = self.features(["a short question", "a longer example question, padded against the other"])
-        with torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
-            # torch.jit is deprecated in favour of torch.compile/export; if it goes, building fails and
-            # the selection falls back to the eager path (with the reason in /diagnostics)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            warnings.simplefilter("ignore", FutureWarning)  # transformers' own, on copying the model
+        _quiet_build_warnings()
+        with torch.inference_mode():
             inner = copy.deepcopy(model[0].auto_model).to(dtype).eval()
             traced = torch.jit.trace(_pooled_module(inner), (ids, mask), strict=False, check_trace=False)
             self._module = torch.jit.freeze(traced.eval())
