@@ -1,4 +1,4 @@
-// Outgoing facts of whole samples (every triple once). Params: $samples [string] (sample keys).
+// Every fact bucket of whole samples (each triple appears under its head and under its tail). Params: $samples [string] (sample keys).
 UNWIND $samples AS s
 MATCH (f:KGFacts {sample: s})
-RETURN s AS sample, f.name AS name, f.out_rel AS out_rel, f.out_ent AS out_ent
+RETURN s AS sample, f.facts AS facts

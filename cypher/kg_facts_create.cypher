@@ -1,4 +1,3 @@
-// Create per-sample entity fact nodes (parallel arrays: out_rel[i] -> out_ent[i], in_ent[i] -> in_rel[i]). Params: $rows [{key, lkey, sample, name, out_rel, out_ent, in_rel, in_ent}].
+// Create per-sample fact buckets: `facts` is JSON {"<entity name>": [out_rel, out_ent, in_rel, in_ent], ...} (aligned lists) for the sample's entities hashed into this bucket. Params: $rows [{key, sample, facts}].
 UNWIND $rows AS r
-CREATE (:KGFacts {key: r.key, lkey: r.lkey, sample: r.sample, name: r.name,
-                  out_rel: r.out_rel, out_ent: r.out_ent, in_rel: r.in_rel, in_ent: r.in_ent})
+CREATE (:KGFacts {key: r.key, sample: r.sample, facts: r.facts})

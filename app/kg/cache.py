@@ -1,7 +1,8 @@
 """Read cache for KG actions: the graph stays the source of truth.
 
-What is cached: sample facts (existence, relation set) and the resolved per-sample entity facts
-(``KGFacts`` rows), keyed by (sample key, requested entity string), including negative answers.
+What is cached: sample facts (existence, relation set, bucket count) and the resolved per-sample
+entity facts (one entity's entry of a ``KGFacts`` bucket), keyed by (sample key, requested entity
+string), including negative answers.
 Correctness: every batch first reads the generation token of each dataset it touches (one tiny
 query); a load or replace in ANY process writes a new token, and a changed token drops the whole
 cache before the batch runs. Memory is bounded: facts are evicted least-recently-used once their
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from app.kg.facts import Facts
 
 
 @dataclass
@@ -24,48 +27,7 @@ class SampleInfo:
     key: str
     n_triples: int
     relations: frozenset[str]
-
-
-@dataclass
-class Facts:
-    """One entity's triples inside one sample (aligned arrays), with lazily derived answers."""
-
-    name: str
-    out_rel: list[str]
-    out_ent: list[str]
-    in_rel: list[str]
-    in_ent: list[str]
-    _memo: dict[str, object] = field(default_factory=dict, repr=False)
-
-    @property
-    def weight(self) -> int:
-        return len(self.out_rel) + len(self.in_rel) + 1
-
-    def relations(self, kind: str) -> list[str]:
-        """Sorted distinct relations: kind 'both', 'out' (entity is head) or 'in' (entity is tail)."""
-        memo = self._memo.get(kind)
-        if memo is None:
-            if kind == "out":
-                memo = sorted(set(self.out_rel))
-            elif kind == "in":
-                memo = sorted(set(self.in_rel))
-            else:
-                memo = sorted(set(self.out_rel) | set(self.in_rel))
-            self._memo[kind] = memo
-        return memo  # type: ignore[return-value]
-
-    def entities(self, direction: str, relation: str) -> list[str]:
-        """Sorted distinct tails ('out') or heads ('in') linked by ``relation``."""
-        key = "map_" + direction
-        table = self._memo.get(key)
-        if table is None:
-            rels, ents = (self.out_rel, self.out_ent) if direction == "out" else (self.in_rel, self.in_ent)
-            grouped: dict[str, set[str]] = {}
-            for rel, ent in zip(rels, ents, strict=False):
-                grouped.setdefault(rel, set()).add(ent)
-            table = {rel: sorted(values) for rel, values in grouped.items()}
-            self._memo[key] = table
-        return table.get(relation, [])  # type: ignore[attr-defined]
+    buckets: int = 1  # KGFacts buckets the sample is split into (app.kg.facts)
 
 
 def _weight(facts: Facts | None) -> int:

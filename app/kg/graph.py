@@ -1,7 +1,7 @@
 """In-process KG API for agents (StructGPT, CONVINSE, the function-call bridge).
 
 ``sample_id=None`` answers over the whole dataset graph (``KGEntity``/``KG_REL``); a sample id
-answers inside that sample's subgraph only (``KGFacts``), with the same entity matching as the
+answers inside that sample's subgraph only (``KGFacts`` buckets), with the same entity matching as the
 actions: exact name first, else trimmed case-insensitive (smallest matching name wins).
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kg.keys import entity_key, entity_lkey, facts_key, facts_lkey, fold, sample_key
+from app.kg.facts import Facts, bucket_key, fetch_buckets, match_name, to_facts
+from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.store.base import GraphStore
 
 Triple = tuple[str, str, str]
@@ -30,17 +31,36 @@ def resolve_entity(store: GraphStore, dataset: str, name: str, sample_id: str | 
     if sample_id is None:
         found = find_entities(store, dataset, name)
         return found[0] if found else None
-    row = _sample_facts(store, dataset, sample_id, name)
-    return str(row["name"]) if row else None
+    facts = _sample_facts(store, dataset, sample_id, name)
+    return facts.name if facts else None
 
 
-def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) -> dict[str, Any] | None:
+def sample_buckets(store: GraphStore, skey: str) -> int | None:
+    """How many fact buckets sample ``skey`` has (None when the sample is not loaded)."""
+    rows = store.run("kg_sample_lookup", {"keys": [skey]})
+    return int(rows[0].get("buckets") or 1) if rows else None
+
+
+def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) -> Facts | None:
     skey = sample_key(dataset, sample_id)
-    rows = store.run("kg_facts_by_key", {"keys": [facts_key(skey, name)]})
-    if rows:
-        return rows[0]
-    rows = store.run("kg_facts_by_lkey", {"keys": [facts_lkey(skey, fold(name))]})
-    return min(rows, key=lambda r: r["name"]) if rows else None
+    buckets = sample_buckets(store, skey)
+    if buckets is None:
+        return None
+    key = bucket_key(skey, buckets, name)
+    bucket = fetch_buckets(store, [key]).get(key, {})
+    return to_facts(bucket, match_name(bucket, name))
+
+
+def match_sample_names(store: GraphStore, dataset: str, sample_id: str, names: list[str]) -> dict[str, str]:
+    """``{name: stored name}`` for each of ``names`` found in the sample (exact, else case-insensitive)."""
+    skey = sample_key(dataset, sample_id)
+    buckets = sample_buckets(store, skey)
+    if buckets is None or not names:
+        return {}
+    keys = {name: bucket_key(skey, buckets, name) for name in names}
+    fetched = fetch_buckets(store, keys.values())
+    found = {name: match_name(fetched.get(key, {}), name) for name, key in keys.items()}
+    return {name: stored for name, stored in found.items() if stored is not None}
 
 
 def get_relations(store: GraphStore, dataset: str, sample_id: str | None, entity: str,
@@ -54,10 +74,10 @@ def get_relations_directed(store: GraphStore, dataset: str, sample_id: str | Non
                            entity: str) -> list[tuple[str, str]]:
     """Sorted (relation, direction) pairs touching ``entity``; direction 'out' (head) or 'in' (tail)."""
     if sample_id is not None:
-        row = _sample_facts(store, dataset, sample_id, entity)
-        if row is None:
+        facts = _sample_facts(store, dataset, sample_id, entity)
+        if facts is None:
             return []
-        pairs = {(r, "out") for r in row["out_rel"] or []} | {(r, "in") for r in row["in_rel"] or []}
+        pairs = {(r, "out") for r in facts.out_rel} | {(r, "in") for r in facts.in_rel}
         return sorted(pairs)
     name = resolve_entity(store, dataset, entity)
     if name is None:
@@ -71,15 +91,15 @@ def get_triples(store: GraphStore, dataset: str, sample_id: str | None, entity: 
                 limit_per_relation: int | None = None) -> list[Triple]:
     """Sorted distinct (head, relation, tail) triples touching ``entity`` via ``relations`` (None: all)."""
     if sample_id is not None:
-        row = _sample_facts(store, dataset, sample_id, entity)
-        if row is None:
+        facts = _sample_facts(store, dataset, sample_id, entity)
+        if facts is None:
             return []
-        name = row["name"]
+        name = facts.name
         found: set[Triple] = set()
         if direction in ("both", "out"):
-            found |= {(name, r, t) for r, t in zip(row["out_rel"] or [], row["out_ent"] or [], strict=False)}
+            found |= {(name, r, t) for r, t in zip(facts.out_rel, facts.out_ent, strict=False)}
         if direction in ("both", "in"):
-            found |= {(h, r, name) for r, h in zip(row["in_rel"] or [], row["in_ent"] or [], strict=False)}
+            found |= {(h, r, name) for r, h in zip(facts.in_rel, facts.in_ent, strict=False)}
     else:
         resolved = resolve_entity(store, dataset, entity)
         if resolved is None:

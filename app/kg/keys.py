@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import zlib
+
+# Distinct triples per KGFacts bucket (a bucket holds each of its entities' triples in both directions).
+FACTS_BUCKET_TRIPLES = 128
+
 
 def sample_key(dataset: str, sample_id: str) -> str:
     """``KGSample.key``: ``<dataset>/<sample_id>``."""
@@ -23,11 +28,17 @@ def entity_lkey(dataset: str, name: str) -> str:
     return f"{dataset}/{fold(name)}"
 
 
-def facts_key(skey: str, name: str) -> str:
-    """``KGFacts.key``: ``<sample key>|<entity name>``."""
-    return f"{skey}|{name}"
+def facts_key(skey: str, bucket: int) -> str:
+    """``KGFacts.key``: ``<sample key>|<bucket number>``."""
+    return f"{skey}|{bucket}"
 
 
-def facts_lkey(skey: str, name: str) -> str:
-    """``KGFacts.lkey``: ``<sample key>|<folded entity name>``."""
-    return f"{skey}|{fold(name)}"
+def facts_bucket_count(n_triples: int) -> int:
+    """How many ``KGFacts`` buckets a sample of ``n_triples`` distinct triples is split into."""
+    return max(1, -(-n_triples // FACTS_BUCKET_TRIPLES))
+
+
+def facts_bucket(name: str, buckets: int) -> int:
+    """The bucket holding entity ``name``: a stable hash of its folded form, so the exact and the
+    case-insensitive match of a name always live in the same bucket."""
+    return zlib.crc32(fold(name).encode("utf-8")) % buckets if buckets > 1 else 0

@@ -1,9 +1,9 @@
-"""Answers a batch of KG-R1 actions with a bounded number of store round trips (at most 4).
+"""Answers a batch of KG-R1 actions with a bounded number of store round trips (at most 3).
 
 Round trips per batch: (1) generation tokens of the datasets touched, (2) samples not cached,
-(3) entity facts not cached by exact key, (4) the misses of (3) by folded key. With a warm cache
-only (1) runs. ``query_time`` of an item is its own compute time plus an equal share of the
-batch's store time.
+(3) the fact buckets (:mod:`app.kg.facts`) of the entities not cached: the exact and the
+case-insensitive match of a name share a bucket. With a warm cache only (1) runs. ``query_time``
+of an item is its own compute time plus an equal share of the batch's store time.
 """
 
 from __future__ import annotations
@@ -13,17 +13,12 @@ import uuid
 from typing import Any
 
 from app.kg.actions import Action, parse_item
-from app.kg.cache import Facts, KGCache, SampleInfo
-from app.kg.keys import facts_key, facts_lkey
+from app.kg.cache import KGCache, SampleInfo
+from app.kg.facts import Facts, bucket_key, fetch_buckets, match_name, to_facts
 from app.store.base import GraphStore
 
 SEED = "seed"
 CHAT = "chat"
-
-
-def _facts(row: dict[str, Any]) -> Facts:
-    return Facts(row["name"], row.get("out_rel") or [], row.get("out_ent") or [], row.get("in_rel") or [],
-                 row.get("in_ent") or [])
 
 
 def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
@@ -41,36 +36,23 @@ def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
             row = found.get(key)
             info = None
             if row is not None and int(row.get("n_triples") or 0) > 0:
-                info = SampleInfo(key, int(row["n_triples"]), frozenset(row.get("relations") or []))
+                info = SampleInfo(key, int(row["n_triples"]), frozenset(row.get("relations") or []),
+                                  int(row.get("buckets") or 1))
             cache.put_sample(key, info)
 
-    wanted: dict[tuple[str, str], None] = {}
+    wanted: dict[tuple[str, str], str] = {}  # (sample key, entity) -> bucket key
     for a in actions:
         pair = (a.sample_key, a.entity)
-        if pair not in wanted and cache.samples.get(a.sample_key) is not None and pair not in cache.facts:
-            wanted[pair] = None
+        info = cache.samples.get(a.sample_key)
+        if pair not in wanted and info is not None and pair not in cache.facts:
+            wanted[pair] = bucket_key(a.sample_key, info.buckets, a.entity)
     if not wanted:
         return
-    exact = {facts_key(s, e): (s, e) for s, e in wanted}
-    resolved: dict[tuple[str, str], Facts | None] = {}
-    for row in store.run("kg_facts_by_key", {"keys": list(exact)}):
-        resolved[exact[row["key"]]] = _facts(row)
-    rest = [pair for pair in wanted if pair not in resolved]
-    if rest:
-        folded: dict[str, list[tuple[str, str]]] = {}
-        for s, e in rest:
-            folded.setdefault(facts_lkey(s, e), []).append((s, e))
-        best: dict[str, dict[str, Any]] = {}
-        for row in store.run("kg_facts_by_lkey", {"keys": list(folded)}):
-            prev = best.get(row["lkey"])
-            if prev is None or row["name"] < prev["name"]:  # deterministic: smallest name wins
-                best[row["lkey"]] = row
-        for lkey, pairs in folded.items():
-            row = best.get(lkey)
-            for pair in pairs:
-                resolved[pair] = _facts(row) if row is not None else None
-    for pair in wanted:
-        cache.put_facts(pair, resolved.get(pair))
+    buckets = fetch_buckets(store, wanted.values())
+    for (skey, entity), bkey in wanted.items():
+        bucket = buckets.get(bkey, {})
+        facts: Facts | None = to_facts(bucket, match_name(bucket, entity))
+        cache.put_facts((skey, entity), facts)
 
 
 def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> tuple[list[str], str | None]:

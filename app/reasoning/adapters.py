@@ -1,7 +1,7 @@
 """Adapters from the agents' small protocols to NeoRAG's store and retrieval (in-process, no HTTP).
 
 - :class:`StoreKGView` — StructGPT's ``KGView`` over the KG loaded by ``neorag kg load``: one sample's
-  fact nodes (``KGFacts``) for a sample id, else the whole graph (``KGEntity``, ``KG_REL``).
+  fact buckets (``KGFacts``) for a sample id, else the whole graph (``KGEntity``, ``KG_REL``).
 - :func:`passage_retriever` — CoRAG's ``Retriever`` on ``app.retrieval.passages.retrieve_passages``.
 - :class:`StoreEvidenceBackend` — CONVINSE's sources: KG entities linked in the question, their triples,
   and hybrid-retrieved chunks with the entities they mention.
@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from app.core.errors import BadInput
 from app.kg import graph as kg
-from app.kg.keys import entity_lkey, facts_lkey, fold, sample_key
+from app.kg.keys import entity_lkey, fold, sample_key
 from app.services.container import Services
 
 Triple = tuple[str, str, str]
@@ -118,10 +118,8 @@ class StoreKGView:
         cands = candidates(question)
         if not cands:
             return []
-        if self.skey is not None:
-            rows = self.store.run("kg_facts_by_lkey", {"keys": [facts_lkey(self.skey, c) for c in cands]})
-            prefix = len(self.skey) + 1
-            hits = {str(r["lkey"])[prefix:]: str(r["name"]) for r in rows}
+        if self.sample_id is not None:
+            hits = kg.match_sample_names(self.store, self.dataset, self.sample_id, cands)
         else:
             rows = self.store.run(
                 "kg_entity_by_lkey", {"keys": [entity_lkey(self.dataset, c) for c in cands]}

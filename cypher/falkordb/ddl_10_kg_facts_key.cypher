@@ -1,2 +1,2 @@
-// Range index on KGFacts.key ("<dataset>/<sample_id>|<name>"), per-sample entity facts. Params: none.
+// Range index on KGFacts.key ("<dataset>/<sample_id>|<bucket>"), per-sample entity fact buckets. Params: none.
 CREATE INDEX FOR (f:KGFacts) ON (f.key)

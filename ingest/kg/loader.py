@@ -2,8 +2,8 @@
 
 Per chunk of records: look up which samples exist (one read), release the old triples of
 replaced samples, then write entities (MERGE), whole-graph edges (MERGE, refcounted by
-``KG_REL.samples``), per-sample fact nodes (CREATE) and finally the sample nodes, so a
-visible sample is always complete. Writes run on two ordered background lanes (whole graph,
+``KG_REL.samples``), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`) and finally the
+sample nodes, so a visible sample is always complete. Writes run on two ordered background lanes (whole graph,
 per-sample facts) while the next chunk is prepared. Each chunk bumps the dataset's generation,
 which invalidates read caches in every process.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
-from app.kg.keys import entity_key, entity_lkey, facts_key, facts_lkey, sample_key
+from app.kg.facts import decode_facts, encode_facts, outgoing
+from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, chunked
 from ingest.kg.readers import read_records
@@ -154,18 +155,6 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
     return report
 
 
-def _adjacency(triples: Iterable[Triple]) -> dict[str, tuple[list[str], list[str], list[str], list[str]]]:
-    adj: dict[str, tuple[list[str], list[str], list[str], list[str]]] = defaultdict(lambda: ([], [], [], []))
-    for h, r, t in triples:
-        out = adj[h]
-        out[0].append(r)
-        out[1].append(t)
-        inc = adj[t]
-        inc[2].append(r)
-        inc[3].append(h)
-    return adj
-
-
 def _triple_rows(dataset: str, counts: Counter[Triple]) -> list[dict[str, Any]]:
     """Distinct whole-graph rows ``{h, r, t, n}`` (a statement never sees the same edge twice)."""
     return [{"h": entity_key(dataset, h), "r": r, "t": entity_key(dataset, t), "n": n}
@@ -198,7 +187,7 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     writer.drain()  # read the old facts only after earlier writes landed
     counts: Counter[Triple] = Counter()
     for row in store.run("kg_facts_by_sample", {"samples": skeys}):
-        counts.update((row["name"], r, t) for r, t in zip(row["out_rel"], row["out_ent"], strict=False))
+        counts.update(outgoing(decode_facts(row["facts"])))
     rows = _triple_rows(dataset, counts)
     writer.submit("kg_rel_release", rows)
     writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
@@ -230,15 +219,14 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         distinct = sorted(set(record.triples))
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         new_triples += len(distinct)
-        for name, (out_rel, out_ent, in_rel, in_ent) in _adjacency(distinct).items():
-            fact_rows.append({"key": facts_key(key, name), "lkey": facts_lkey(key, name), "sample": key,
-                              "name": name, "out_rel": out_rel, "out_ent": out_ent,
-                              "in_rel": in_rel, "in_ent": in_ent})
+        buckets, rows = encode_facts(key, distinct)
+        fact_rows.extend(rows)
         rel_counts.update(distinct)
         props: dict[str, Any] = {
             "dataset": dataset, "sample_id": record.sample_id, "question": record.question,
             "answers": record.answers, "q_entity": record.q_entity, "a_entity": record.a_entity,
             "n_triples": len(distinct), "relations": sorted({r for _, r, _ in distinct}),
+            "facts_buckets": buckets,
         }
         if split:
             props["split"] = split

@@ -1,2 +1,0 @@
-// Range index on KGFacts.lkey ("<dataset>/<sample_id>|<folded name>"), case-insensitive entity match. Params: none.
-CREATE INDEX FOR (f:KGFacts) ON (f.lkey)

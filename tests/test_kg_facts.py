@@ -1,0 +1,104 @@
+"""Per-sample fact buckets (app/kg/facts.py): encoding, and a many-bucket sample answered like a dict.
+
+The reference is a plain Python index of the same triples (what KG-R1's own server keeps in memory);
+names carry quotes, backslashes, non-ASCII, a newline and mixed case, because the buckets travel as
+JSON inside a Cypher string parameter.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+from app.kg.cache import KGCache
+from app.kg.facts import decode_facts, encode_facts, outgoing
+from app.kg.keys import facts_bucket, facts_bucket_count, facts_key, fold
+from app.kg.service import run_actions
+from app.store.falkor import FalkorStore
+from ingest.kg.loader import load_records
+from ingest.kg.records import KGRecord
+
+Triple = tuple[str, str, str]
+ODD = ['Say "Hi"', "back\\slash", "Zoë Saldaña", "two\nlines", "MiXeD Case", "Ünïcode 東京", "m.0abc"]
+
+
+def make_triples(n: int, seed: int = 5) -> list[Triple]:
+    rng = random.Random(seed)
+    names = ODD + [f"Entity {i} {rng.choice(['Lake', 'Park'])}" for i in range(300)]
+    rels = [f"people.person.p{i}" for i in range(25)] + ["film.film.actor", "location.location.contains"]
+    return sorted({(rng.choice(names), rng.choice(rels), rng.choice(names)) for _ in range(n)})
+
+
+def test_encode_lists_every_triple_once_under_its_head_and_once_under_its_tail() -> None:
+    triples = make_triples(1500)
+    buckets, rows = encode_facts("d/s1", triples)
+    assert buckets == facts_bucket_count(len(triples)) > 1
+    decoded = {row["key"]: decode_facts(row["facts"]) for row in rows}
+    out = sorted(t for b in decoded.values() for t in outgoing(b))
+    incoming = sorted((h, r, name) for b in decoded.values() for name, (_, _, in_rel, in_ent) in b.items()
+                      for r, h in zip(in_rel, in_ent, strict=True))
+    assert out == triples and incoming == triples
+    for key, bucket in decoded.items():
+        for name in bucket:
+            assert key == facts_key("d/s1", facts_bucket(name, buckets))
+    assert facts_bucket("MiXeD Case", buckets) == facts_bucket("  mixed case ", buckets)
+
+
+def reference(triples: list[Triple]) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[str]],
+                                              dict[tuple[str, str], set[str]]]:
+    rels: dict[str, set[str]] = defaultdict(set)
+    tails: dict[tuple[str, str], set[str]] = defaultdict(set)
+    heads: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for h, r, t in triples:
+        rels[h].add(r)
+        rels[t].add(r)
+        tails[(h, r)].add(t)
+        heads[(t, r)].add(h)
+    return rels, tails, heads
+
+
+def item(action: str, entity: str, relation: str | None = None) -> dict[str, str]:
+    out = {"action_type": action, "dataset_name": "facts", "sample_id": "big", "entity_id": entity}
+    if relation is not None:
+        out["relation"] = relation
+    return out
+
+
+def test_many_bucket_sample_answers_every_entity_like_a_dict(store: FalkorStore) -> None:
+    triples = make_triples(2500)
+    other = KGRecord("other", [("MiXeD Case", "x.y.z", "Q")])
+    load_records(store, "facts", [KGRecord("big", triples), other])
+    rels, tails, heads = reference(triples)
+    items, expected = [], []
+    for name in sorted(rels):
+        items.append(item("get_relations", name))
+        expected.append({"relations": sorted(rels[name])})
+    for (h, r), ts in sorted(tails.items()):
+        items.append(item("get_tail_entities", h, r))
+        expected.append({"tail_entities": sorted(ts)})
+    for (t, r), hs in sorted(heads.items()):
+        items.append(item("get_head_entities", t, r))
+        expected.append({"head_entities": sorted(hs)})
+    for cache in (KGCache(0), KGCache(5_000_000)):  # uncached path, then cached
+        answers = run_actions(store, cache, items)
+        assert [a["results"][0] for a in answers] == expected
+    folded = run_actions(store, KGCache(0), [item("get_relations", "  mixed CASE "),
+                                             item("get_relations", "ZOË SALDAÑA"),
+                                             item("get_relations", "not there")])
+    assert folded[0]["results"][0] == {"relations": sorted(rels["MiXeD Case"])}  # not sample "other"'s x.y.z
+    assert folded[1]["results"][0] == {"relations": sorted(rels["Zoë Saldaña"])}
+    assert folded[2]["total_results"] == 0 and "error" not in folded[2]
+    assert fold("  mixed CASE ") == fold("MiXeD Case")
+
+
+def test_replace_of_a_many_bucket_sample_releases_every_old_triple(store: FalkorStore) -> None:
+    old, new = make_triples(1200, seed=1), make_triples(300, seed=2)
+    load_records(store, "facts", [KGRecord("big", old)])
+    edges = store._graph.ro_query("MATCH ()-[r:KG_REL]->() RETURN count(r)").result_set  # noqa: SLF001
+    assert edges == [[len(old)]]
+    load_records(store, "facts", [KGRecord("big", new)], replace=True)
+    edges = store._graph.ro_query("MATCH ()-[r:KG_REL]->() RETURN count(r)").result_set  # noqa: SLF001
+    assert edges == [[len(new)]]
+    buckets = store.run("kg_facts_by_sample", {"samples": ["facts/big"]})
+    assert len(buckets) <= facts_bucket_count(len(new))
+    assert sorted(t for row in buckets for t in outgoing(decode_facts(row["facts"]))) == new
