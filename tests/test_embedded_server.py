@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from app.core.config import REPO_ROOT
-from app.core.errors import StoreUnavailable
+from app.core.errors import ConfigError, StoreUnavailable
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import STATE_FILE, EmbeddedServer, free_port
 from app.store.falkor import FalkorStore
@@ -53,14 +53,41 @@ def test_command_line_is_safe_and_never_sets_bolt_port(server: EmbeddedServer) -
     assert args[args.index("--appendonly") + 1] == "yes"
     assert args[args.index("--dir") + 1] == str(server.data_dir)
     module_at = args.index("--loadmodule") + 1
-    assert args[module_at].endswith(".so") and args[module_at + 1].startswith("--")  # no module args
+    assert args[module_at].endswith(".so")
+    assert args[module_at + 1:module_at + 3] == ["DELTA_MAX_PENDING_CHANGES", "100000"]  # the default
+    assert args[module_at + 3].startswith("--")
     # the running process is that command (redis rewrites its title to "<binary> host:port")
     assert _cmdline(info.pid)[0].endswith(f"127.0.0.1:{info.port}")
     assert "BOLT_PORT" not in Path(f"/proc/{info.pid}/environ").read_bytes().decode(errors="replace")
     conn = redis.Redis(port=info.port)
     config = {**conn.config_get("bind"), **conn.config_get("appendonly"), **conn.config_get("dir")}
+    delta = conn.execute_command("GRAPH.CONFIG", "GET", "DELTA_MAX_PENDING_CHANGES")
     conn.close()
     assert config == {"bind": "127.0.0.1", "appendonly": "yes", "dir": str(server.data_dir)}
+    assert delta == [b"DELTA_MAX_PENDING_CHANGES", 100000]  # the module argument reached FalkorDB
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    ("BOLT_PORT 7687", "may not set BOLT_PORT"),
+    ("DELTA_MAX_PENDING_CHANGES 5 bolt_port 1", "may not set BOLT_PORT"),
+    ("DELTA_MAX_PENDING_CHANGES", "NAME VALUE pairs"),
+    ("--port 1", "NAME VALUE pairs"),
+])
+def test_module_args_refuse_bolt_port_and_malformed_pairs(tmp_path: Path, args: str, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        EmbeddedServer(tmp_path / "db", falkor_args=args)
+    assert not (tmp_path / "db").exists()  # refused before anything started
+
+
+def test_configured_module_args_reach_the_server(tmp_path: Path) -> None:
+    srv = EmbeddedServer(tmp_path / "db", falkor_args="CACHE_SIZE 7")
+    try:
+        info = srv.start()
+        conn = redis.Redis(port=info.port)
+        assert conn.execute_command("GRAPH.CONFIG", "GET", "CACHE_SIZE") == [b"CACHE_SIZE", 7]
+        conn.close()
+    finally:
+        srv.stop()
 
 
 def test_stop_then_start_keeps_data_via_aof(server: EmbeddedServer) -> None:

@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     falkor_data_dir: Path = Path("./data/falkordb")
     falkor_port: int = Field(0, description="0 = pick a free port (remembered in the data dir).")
     falkor_host: str = "127.0.0.1"
+    falkor_module_args: str = Field(
+        "DELTA_MAX_PENDING_CHANGES 100000",
+        description="FalkorDB module arguments for the embedded server (NAME VALUE pairs; never BOLT_PORT).")
     graph_name: str = "neorag"
     write_batch_size: int = Field(2000, ge=1, le=5000)
     store_timeout_s: float = 30.0

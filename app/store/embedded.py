@@ -17,6 +17,25 @@ from app.core.errors import ConfigError, StoreUnavailable
 
 STATE_FILE = "neorag-falkordb.json"
 LOG_FILE = "falkordb.log"
+# FalkorDB module arguments (load-time configuration). Matrices are synced after this many pending
+# changes instead of FalkorDB's 10,000: bulk KG loads at millions of triples spend less time
+# re-syncing large matrices (docs/BENCHMARKS.md, "KG actions").
+DEFAULT_MODULE_ARGS = ("DELTA_MAX_PENDING_CHANGES", "100000")
+FORBIDDEN_MODULE_ARGS = frozenset({"BOLT_PORT"})
+
+
+def module_args(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Validated FalkorDB module arguments (``NAME VALUE`` pairs); BOLT_PORT is refused."""
+    args = tuple(text.split()) if isinstance(text, str) else tuple(text)
+    names = [a.upper() for a in args[::2]]
+    if len(args) % 2 or any(not name.replace("_", "").isalnum() for name in names):
+        raise ConfigError("NEORAG_FALKOR_MODULE_ARGS must be NAME VALUE pairs", f"got {' '.join(args)!r}",
+                          "e.g. NEORAG_FALKOR_MODULE_ARGS='DELTA_MAX_PENDING_CHANGES 100000 CACHE_SIZE 50'")
+    if FORBIDDEN_MODULE_ARGS & set(names):
+        raise ConfigError("NEORAG_FALKOR_MODULE_ARGS may not set BOLT_PORT",
+                          "FalkorDB's Bolt port crashes on parameters over ~4 KB and does not escape strings",
+                          "remove BOLT_PORT; NeoRAG talks to FalkorDB through its native client")
+    return args
 
 
 @dataclass
@@ -84,10 +103,12 @@ def _ping(host: str, port: int) -> bool:
 class EmbeddedServer:
     """Manages one FalkorDB server per data directory (pid/port state file)."""
 
-    def __init__(self, data_dir: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, data_dir: Path, port: int = 0, host: str = "127.0.0.1",
+                 falkor_args: str | tuple[str, ...] = DEFAULT_MODULE_ARGS) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.requested_port = port
         self.host = host
+        self.falkor_args = module_args(falkor_args)
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -152,7 +173,7 @@ class EmbeddedServer:
         return [
             server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
             "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
-            "--loadmodule", module, "--logfile", str(self.data_dir / LOG_FILE),
+            "--loadmodule", module, *self.falkor_args, "--logfile", str(self.data_dir / LOG_FILE),
         ]
 
     def _log_tail(self) -> str:

@@ -10,7 +10,8 @@ from app.store.embedded import EmbeddedServer, ServerInfo
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
     """The embedded FalkorDB server manager for the configured data dir."""
-    return EmbeddedServer(settings.falkor_data_dir, settings.falkor_port, settings.falkor_host)
+    return EmbeddedServer(settings.falkor_data_dir, settings.falkor_port, settings.falkor_host,
+                          settings.falkor_module_args)
 
 
 def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphStore:
