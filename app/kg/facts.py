@@ -3,8 +3,10 @@
 A sample's distinct triples are grouped by entity (each triple is listed under its head as an outgoing
 fact and under its tail as an incoming one); the entities are spread over ``facts_bucket_count``
 buckets by a stable hash of their folded name, and each bucket is one ``KGFacts`` node whose ``facts``
-property is JSON: ``{"<name>": [out_rel, out_ent, in_rel, in_ent], ...}`` (aligned lists). An action
-reads one bucket by key; the exact and the case-insensitive match of a name share a bucket.
+property is JSON Lines, one entity per line: ``["<name>", out_rel, out_ent, in_rel, in_ent]`` (aligned
+lists). An action reads one bucket by key and decodes only its entity's line (found by its JSON-encoded
+name at a line start; JSON never leaves a raw newline inside a value); the exact and the
+case-insensitive match of a name share a bucket.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from app.store.base import GraphStore
 Triple = tuple[str, str, str]
 Adjacency = dict[str, tuple[list[str], list[str], list[str], list[str]]]
 Bucket = dict[str, list[list[str]]]
+_JSON = {"ensure_ascii": False, "separators": (",", ":")}
 
 
 @dataclass
@@ -81,50 +84,59 @@ def adjacency(triples: Iterable[Triple]) -> Adjacency:
 def encode_facts(skey: str, triples: list[Triple]) -> tuple[int, list[dict[str, Any]]]:
     """(bucket count, ``KGFacts`` rows ``{key, sample, facts}``) for a sample's distinct triples."""
     buckets = facts_bucket_count(len(triples))
-    grouped: dict[int, dict[str, tuple[list[str], ...]]] = defaultdict(dict)
-    for name, lists in adjacency(triples).items():
-        grouped[facts_bucket(name, buckets)][name] = lists
-    rows = [{"key": facts_key(skey, b), "sample": skey,
-             "facts": json.dumps(group, ensure_ascii=False, separators=(",", ":"))}
-            for b, group in sorted(grouped.items())]
+    grouped: dict[int, list[str]] = defaultdict(list)
+    for name, lists in sorted(adjacency(triples).items()):
+        grouped[facts_bucket(name, buckets)].append(json.dumps([name, *lists], **_JSON))  # type: ignore[arg-type]
+    rows = [{"key": facts_key(skey, b), "sample": skey, "facts": "\n".join(lines)}
+            for b, lines in sorted(grouped.items())]
     return buckets, rows
 
 
 def decode_facts(text: str | None) -> Bucket:
-    """A ``KGFacts.facts`` JSON text as ``{name: [out_rel, out_ent, in_rel, in_ent]}``."""
-    return json.loads(text) if text else {}
+    """A whole ``KGFacts.facts`` text as ``{name: [out_rel, out_ent, in_rel, in_ent]}``."""
+    out: Bucket = {}
+    for line in (text or "").splitlines():
+        name, *lists = json.loads(line)
+        out[name] = lists
+    return out
 
 
-def outgoing(bucket: Bucket) -> Iterable[Triple]:
+def outgoing(text: str | None) -> Iterable[Triple]:
     """Every triple of a bucket once (from its head's outgoing lists)."""
-    for name, (out_rel, out_ent, _, _) in bucket.items():
+    for name, (out_rel, out_ent, _, _) in decode_facts(text).items():
         for rel, ent in zip(out_rel, out_ent, strict=False):
             yield name, rel, ent
 
 
-def match_name(bucket: Bucket, name: str) -> str | None:
-    """The stored name for ``name``: exact, else trimmed case-insensitive (smallest match wins)."""
-    if name in bucket:
-        return name
-    folded = fold(name)
-    matches = [stored for stored in bucket if fold(stored) == folded]
-    return min(matches) if matches else None
-
-
-def to_facts(bucket: Bucket, name: str | None) -> Facts | None:
-    """The ``Facts`` of a stored ``name`` of ``bucket`` (None when absent)."""
-    if name is None or name not in bucket:
+def _exact(text: str, name: str) -> Facts | None:
+    """The line of exactly ``name`` (C-speed search; only that line is decoded)."""
+    needle = "[" + json.dumps(name, **_JSON) + ","  # type: ignore[arg-type]
+    start = 0 if text.startswith(needle) else text.find("\n" + needle) + 1
+    if start <= 0 and not text.startswith(needle):
         return None
-    out_rel, out_ent, in_rel, in_ent = bucket[name]
-    return Facts(name, out_rel, out_ent, in_rel, in_ent)
+    end = text.find("\n", start)
+    found, out_rel, out_ent, in_rel, in_ent = json.loads(text[start:end if end >= 0 else len(text)])
+    return Facts(found, out_rel, out_ent, in_rel, in_ent)
 
 
-def fetch_buckets(store: GraphStore, keys: Iterable[str]) -> dict[str, Bucket]:
-    """The ``KGFacts`` buckets for ``keys`` in one round trip (missing keys are absent)."""
+def resolve_facts(text: str | None, name: str) -> Facts | None:
+    """``name``'s facts in a bucket: exact, else trimmed case-insensitive (smallest match wins)."""
+    if not text:
+        return None
+    exact = _exact(text, name)
+    if exact is not None:
+        return exact
+    folded = fold(name)
+    matches = sorted(stored for stored in decode_facts(text) if fold(stored) == folded)
+    return _exact(text, matches[0]) if matches else None
+
+
+def fetch_buckets(store: GraphStore, keys: Iterable[str]) -> dict[str, str]:
+    """The ``KGFacts.facts`` texts for ``keys`` in one round trip (missing keys are absent)."""
     wanted = sorted(set(keys))
     if not wanted:
         return {}
-    return {row["key"]: decode_facts(row["facts"]) for row in store.run("kg_facts_by_key", {"keys": wanted})}
+    return {row["key"]: row["facts"] or "" for row in store.run("kg_facts_by_key", {"keys": wanted})}
 
 
 def bucket_key(skey: str, buckets: int, name: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kg.facts import Facts, bucket_key, fetch_buckets, match_name, to_facts
+from app.kg.facts import Facts, bucket_key, fetch_buckets, resolve_facts
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.store.base import GraphStore
 
@@ -47,8 +47,7 @@ def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) ->
     if buckets is None:
         return None
     key = bucket_key(skey, buckets, name)
-    bucket = fetch_buckets(store, [key]).get(key, {})
-    return to_facts(bucket, match_name(bucket, name))
+    return resolve_facts(fetch_buckets(store, [key]).get(key), name)
 
 
 def match_sample_names(store: GraphStore, dataset: str, sample_id: str, names: list[str]) -> dict[str, str]:
@@ -59,8 +58,8 @@ def match_sample_names(store: GraphStore, dataset: str, sample_id: str, names: l
         return {}
     keys = {name: bucket_key(skey, buckets, name) for name in names}
     fetched = fetch_buckets(store, keys.values())
-    found = {name: match_name(fetched.get(key, {}), name) for name, key in keys.items()}
-    return {name: stored for name, stored in found.items() if stored is not None}
+    found = {name: resolve_facts(fetched.get(key), name) for name, key in keys.items()}
+    return {name: facts.name for name, facts in found.items() if facts is not None}
 
 
 def get_relations(store: GraphStore, dataset: str, sample_id: str | None, entity: str,

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.kg.actions import Action, parse_item
 from app.kg.cache import KGCache, SampleInfo
-from app.kg.facts import Facts, bucket_key, fetch_buckets, match_name, to_facts
+from app.kg.facts import Facts, bucket_key, fetch_buckets, resolve_facts
 from app.store.base import GraphStore
 
 SEED = "seed"
@@ -50,8 +50,7 @@ def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
         return
     buckets = fetch_buckets(store, wanted.values())
     for (skey, entity), bkey in wanted.items():
-        bucket = buckets.get(bkey, {})
-        facts: Facts | None = to_facts(bucket, match_name(bucket, entity))
+        facts: Facts | None = resolve_facts(buckets.get(bkey), entity)
         cache.put_facts((skey, entity), facts)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
-from app.kg.facts import decode_facts, encode_facts, outgoing
+from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, chunked
@@ -187,7 +187,7 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     writer.drain()  # read the old facts only after earlier writes landed
     counts: Counter[Triple] = Counter()
     for row in store.run("kg_facts_by_sample", {"samples": skeys}):
-        counts.update(outgoing(decode_facts(row["facts"])))
+        counts.update(outgoing(row["facts"]))
     rows = _triple_rows(dataset, counts)
     writer.submit("kg_rel_release", rows)
     writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
