@@ -160,11 +160,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3, help="alternating measured rounds per batch size")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--load-only", action="store_true", help="stop after the load and the store size")
+    parser.add_argument("--falkor-args", default=None,
+                        help="FalkorDB module arguments (default: NeoRAG's, see NEORAG_FALKOR_MODULE_ARGS)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kgbench-"))
     work.mkdir(parents=True, exist_ok=True)
     procs: list[subprocess.Popen[bytes]] = []
-    server = EmbeddedServer(work / "db", port=free_port())
+    server = (EmbeddedServer(work / "db", port=free_port()) if args.falkor_args is None
+              else EmbeddedServer(work / "db", port=free_port(), falkor_args=args.falkor_args))
     try:
         t0 = time.perf_counter()
         samples = make_samples(args.samples, args.triples)
@@ -190,6 +194,10 @@ def main() -> None:
               f"(GRAPH.MEMORY USAGE), redis used_memory {used / 2**20 * per_m:,.0f} MB, "
               f"data dir (AOF) {aof / 2**20 * per_m:,.0f} MB")
         store.close()
+        if args.load_only:
+            print(f"falkor module args: {' '.join(server.falkor_args)}; "
+                  f"load average {os.getloadavg()[0]:.1f}")
+            return
 
         neo_port, ref_port = free_port(), free_port()
         env = {**os.environ, "NEORAG_FALKOR_DATA_DIR": str(work / "db"),

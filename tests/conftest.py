@@ -11,6 +11,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# App tests compare rankings with exact fp32 query vectors and should not spend CPU choosing the fast
+# query encoder in every app they start; tests/test_query_encoder.py sets "auto" itself.
+os.environ.setdefault("NEORAG_EMBEDDING_QUERY_PRECISION", "fp32")
 
 from app.core.config import Settings  # noqa: E402
 from app.store.cypher_library import CypherLibrary  # noqa: E402

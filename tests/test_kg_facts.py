@@ -19,7 +19,8 @@ from ingest.kg.loader import load_records
 from ingest.kg.records import KGRecord
 
 Triple = tuple[str, str, str]
-ODD = ['Say "Hi"', 'a",["b', '\n["c",', "back\\slash", "Zoë Saldaña", "two\nlines", "MiXeD Case", "Ünïcode 東京", "m.0abc"]
+ODD = ['Say "Hi"', 'a",["b', '\n["c",', "back\\slash", "Zoë Saldaña", "two\nlines", "MiXeD Case",
+       "Ünïcode 東京", "m.0abc"]
 
 
 def make_triples(n: int, seed: int = 5) -> list[Triple]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.config import Settings
-from app.services.embedder import Embedder, QueryBatcher
+from app.services.embedder import Embedder, QueryBatcher, shared_embedder
 from app.services.query_encoder import MIN_COSINE, EncoderSelection, FastQueryEncoder, native_bf16
 from tests.support.apps import app_client
 
@@ -174,13 +174,20 @@ def test_native_bf16_agrees_with_cpu_flags() -> None:
     assert ok == ("avx512_bf16" in flags or "amx_bf16" in flags) and why
 
 
-def test_diagnostics_reports_the_query_encoder(settings: Settings) -> None:
+def test_diagnostics_reports_the_query_encoder(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = settings.model_copy(update={"embedding_query_precision": "auto"})  # the production default
+    assert Settings.model_fields["embedding_query_precision"].default == "auto"
+    # the process-wide batcher is made by the first app with its settings: start a fresh one for this app
+    app_embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
+                                   settings.embedding_batch_size)
+    monkeypatch.setattr(app_embedder, "_queries", None)
     with app_client(settings) as client:
         section = client.get("/diagnostics").json()["retrieval"]["query_embedder"]["encoder"]
         assert section["setting"] == settings.embedding_query_precision == "auto"
         batcher = client.app.state.services.embedder.queries()
         wait_ready(batcher)
         section = client.get("/diagnostics").json()["retrieval"]["query_embedder"]["encoder"]
+    batcher.close()
     assert section == batcher.selection.info()
     assert section["ready"] is True
     if section["traced"]:
