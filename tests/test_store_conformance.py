@@ -172,6 +172,17 @@ def test_named_reads_return_plain_rows(ready: GraphStore) -> None:
     assert rels == {"HAS_CHUNK": 3}
 
 
+def test_prepared_statements_run_like_named_ones(ready: GraphStore) -> None:
+    add_chunks(ready, [{"id": "c1", "text": 'say "hi" \\ ünï'}, {"id": "c2", "text": "beta"}])
+    prepared = ready.prepare("chunk_get_by_ids", {"ids": ["c1", "c2"]})  # e.g. on a loader's main thread
+    before = ready.round_trips
+    assert ready.run_prepared(prepared) == ready.run("chunk_get_by_ids", {"ids": ["c1", "c2"]})
+    assert ready.round_trips - before == 2
+    assert prepared.name == "chunk_get_by_ids" and prepared.write is False
+    texts = sorted(r["text"] for r in ready.run_prepared(prepared))
+    assert texts == ["beta", 'say "hi" \\ ünï']
+
+
 def test_merge_is_idempotent(ready: GraphStore) -> None:
     chunks = [{"id": "c1", "text": "one"}, {"id": "c2", "text": "two"}]
     add_chunks(ready, chunks)

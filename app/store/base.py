@@ -13,6 +13,16 @@ from app.store.cypher_library import CypherLibrary
 Row = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A named statement with its parameters, ready to send (see :meth:`GraphStore.prepare`)."""
+
+    name: str
+    text: str
+    params: dict[str, Any]
+    write: bool
+
+
 @dataclass
 class StoreHealth:
     """Result of a health probe."""
@@ -81,9 +91,18 @@ class GraphStore(abc.ABC):
     # -- shared behaviour ---------------------------------------------------
     def run(self, name: str, params: dict[str, Any] | None = None) -> list[Row]:
         """Run the named statement with parameters and return its rows."""
+        return self.run_prepared(self.prepare(name, params))
+
+    def prepare(self, name: str, params: dict[str, Any] | None = None) -> Prepared:
+        """The named statement ready to send. A backend may encode the parameters here, so a pipelined
+        writer can prepare the next statement on its own thread while the store executes this one."""
         stmt = self.library.get(name)
+        return Prepared(name, stmt.text, params or {}, stmt.is_write)
+
+    def run_prepared(self, prepared: Prepared) -> list[Row]:
+        """Send a prepared statement and return its rows."""
         self.round_trips += 1
-        return self._execute(stmt.text, params or {}, stmt.is_write)
+        return self._execute(prepared.text, prepared.params, prepared.write)
 
     def run_batched(
         self,

@@ -14,7 +14,7 @@ from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
 
 from app.core.errors import StatementError, StoreUnavailable
-from app.store.base import Capabilities, GraphStore, Row, StoreHealth
+from app.store.base import Capabilities, GraphStore, Prepared, Row, StoreHealth
 from app.store.cypher_library import CypherLibrary
 
 
@@ -121,6 +121,11 @@ class FalkorStore(GraphStore):
         self._connect()
         assert self._graph_handle is not None
         return self._graph_handle
+
+    def prepare(self, name: str, params: dict[str, Any] | None = None) -> Prepared:
+        """Encodes the parameters into FalkorDB's ``CYPHER name=value`` header now (the costly part)."""
+        stmt = self.library.get(name)
+        return Prepared(name, params_header(params or {}) + stmt.text, {}, stmt.is_write)
 
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         try:

@@ -23,7 +23,7 @@ from app.core.errors import BadInput
 from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.kg.schema import ensure_kg_schema
-from app.store.base import GraphStore, chunked
+from app.store.base import GraphStore, Prepared, chunked
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord, Triple
 
@@ -56,7 +56,8 @@ class LoadReport:
 class _Writer:
     """Runs statements on two ordered background lanes (lane 0: whole graph, lane 1: per-sample facts).
 
-    FalkorDB parses one statement while it executes another, so two lanes overlap; ``after`` makes a
+    Statements are prepared (parameters encoded, :meth:`GraphStore.prepare`) on the caller's thread, so a
+    lane only sends them: the store never waits for the next statement's encoding. ``after`` makes a
     statement wait for earlier futures of the other lane (samples are written only once complete).
     At most ``MAX_PENDING`` statements wait, so preparing chunks never runs far ahead of the store.
     """
@@ -68,14 +69,15 @@ class _Writer:
         self.lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kg-writer-{i}") for i in (0, 1)]
         self.pending: list[Future[Any]] = []
 
-    def _run(self, name: str, params: dict[str, Any], after: list[Future[Any]]) -> Any:
+    def _run(self, prepared: Prepared, after: list[Future[Any]]) -> Any:
         for fut in after:
             fut.result()
-        return self.store.run(name, params)
+        return self.store.run_prepared(prepared)
 
     def submit(self, name: str, rows: list[Any], lane: int = 0, after: list[Future[Any]] | None = None,
                **extra: Any) -> list[Future[Any]]:
-        futures = [self.lanes[lane].submit(self._run, name, {**extra, "rows": batch}, after or [])
+        futures = [self.lanes[lane].submit(self._run, self.store.prepare(name, {**extra, "rows": batch}),
+                                           after or [])
                    for batch in chunked(rows, WRITE_ROWS)]
         self.pending.extend(futures)
         self._reap()
@@ -83,7 +85,7 @@ class _Writer:
 
     def call(self, name: str, params: dict[str, Any], lane: int = 0,
              after: list[Future[Any]] | None = None) -> list[Future[Any]]:
-        fut = self.lanes[lane].submit(self._run, name, params, after or [])
+        fut = self.lanes[lane].submit(self._run, self.store.prepare(name, params), after or [])
         self.pending.append(fut)
         self._reap()
         return [fut]
