@@ -202,6 +202,19 @@ def serve(settings: Settings) -> tuple[subprocess.Popen[bytes], str]:
     with httpx.Client(timeout=60) as c:
         for n in range(1, 97):
             c.post(url + "/ranking/preview", json={"question": " ".join(["word"] * n)})
+        # the query worker chooses its fast encoder in the background (NEORAG_EMBEDDING_QUERY_PRECISION):
+        # measure the steady state, after the choice, with every input length seen once more
+        encoder: dict[str, Any] = {}
+        for _ in range(600):
+            stats = c.get(url + "/diagnostics").json().get("retrieval", {}).get("query_embedder") or {}
+            encoder = stats.get("encoder") or {}
+            if encoder.get("ready", True):
+                break
+            time.sleep(0.1)
+        print(f"query encoder: {encoder.get('precision')} traced={encoder.get('traced')} "
+              f"({encoder.get('choice') or encoder.get('fallback_reason')})", flush=True)
+        for n in range(1, 97):
+            c.post(url + "/ranking/preview", json={"question": " ".join(["word"] * n)})
     return proc, url
 
 

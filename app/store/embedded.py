@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -14,6 +15,8 @@ from pathlib import Path
 import redis
 
 from app.core.errors import ConfigError, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "neorag-falkordb.json"
 LOG_FILE = "falkordb.log"
@@ -100,6 +103,26 @@ def _ping(host: str, port: int) -> bool:
         return False
 
 
+def _compact_aof(host: str, port: int, wait_s: float) -> None:
+    """Rewrite the AOF as a snapshot (``BGREWRITEAOF``) and wait for it, so the next start loads the
+    snapshot instead of replaying every write statement (a large ingest replays for minutes)."""
+    try:
+        conn = redis.Redis(host=host, port=port, socket_connect_timeout=1, socket_timeout=5)
+        try:
+            conn.bgrewriteaof()
+        except redis.exceptions.ResponseError:
+            pass  # a rewrite is already running: wait for that one
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            info = conn.info("persistence")
+            if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+                break
+            time.sleep(0.05)
+        conn.close()
+    except (redis.exceptions.RedisError, OSError):
+        pass  # not reachable: stop it anyway (SIGTERM still flushes the AOF)
+
+
 class EmbeddedServer:
     """Manages one FalkorDB server per data directory (pid/port state file)."""
 
@@ -126,8 +149,11 @@ class EmbeddedServer:
             return ServerInfo(pid, port, self.host, self.data_dir, started_here=False)
         return None
 
-    def start(self, wait_s: float = 15.0) -> ServerInfo:
-        """Start the server, or reuse the one already running for this data dir."""
+    def start(self, wait_s: float = 15.0, load_wait_s: float = 1800.0) -> ServerInfo:
+        """Start the server, or reuse the one already running for this data dir.
+
+        A fresh data dir must answer within ``wait_s``; one holding an AOF gets up to ``load_wait_s``
+        while the process is alive (replaying a large AOF takes minutes; ``stop`` compacts it first)."""
         running = self.status()
         if running:
             return running
@@ -149,8 +175,15 @@ class EmbeddedServer:
                 f"cannot start {server}", str(exc),
                 "the binary may not match this platform; use NEORAG_BACKEND=neo4j"
             ) from exc
-        deadline = time.monotonic() + wait_s
+        has_data = any((self.data_dir / "appendonlydir").glob("*"))
+        limit = load_wait_s if has_data else wait_s
+        deadline = time.monotonic() + limit
+        started, told = time.monotonic(), False
         while time.monotonic() < deadline:
+            if has_data and not told and time.monotonic() - started > 5:
+                log.warning("FalkorDB is loading its data from %s (AOF); waiting up to %.0f s",
+                            self.data_dir, load_wait_s)
+                told = True
             if self._proc.poll() is not None:
                 tail = self._log_tail()
                 raise StoreUnavailable(
@@ -163,7 +196,7 @@ class EmbeddedServer:
                 return ServerInfo(self._proc.pid, port, self.host, self.data_dir, started_here=True)
             time.sleep(0.05)
         self._proc.kill()
-        raise StoreUnavailable("FalkorDB did not answer in time", f"waited {wait_s}s",
+        raise StoreUnavailable("FalkorDB did not answer in time", f"waited {limit:.0f}s",
                                f"see {self.data_dir / LOG_FILE}")
 
     def command(self, port: int, server: str | None = None, module: str | None = None) -> list[str]:
@@ -183,12 +216,13 @@ class EmbeddedServer:
         except OSError:
             return ""
 
-    def stop(self, timeout_s: float = 10.0) -> bool:
-        """Stop the server of this data dir (flushes the AOF); returns whether one was running."""
+    def stop(self, timeout_s: float = 10.0, compact_wait_s: float = 300.0) -> bool:
+        """Stop the server of this data dir (AOF compacted, then flushed); returns whether one was running."""
         info = self.status()
         if not info:
             self.state_path.unlink(missing_ok=True)
             return False
+        _compact_aof(self.host, info.port, compact_wait_s)
         try:  # SIGTERM: redis fsyncs the AOF and exits (SHUTDOWN over a connection takes ~4 s more)
             os.kill(info.pid, signal.SIGTERM)
         except OSError:
