@@ -20,7 +20,7 @@ from ingest.kg.records import KGRecord
 
 Triple = tuple[str, str, str]
 ODD = ['Say "Hi"', 'a",["b', '\n["c",', "back\\slash", "Zoë Saldaña", "two\nlines", "MiXeD Case",
-       "Ünïcode 東京", "m.0abc"]
+       "Ünïcode 東京", "m.0abc", "line\u2028separator", "next\x85line", "form\x0cfeed"]
 
 
 def make_triples(n: int, seed: int = 5) -> list[Triple]:

@@ -23,7 +23,6 @@ from app.store.base import GraphStore
 Triple = tuple[str, str, str]
 Adjacency = dict[str, tuple[list[str], list[str], list[str], list[str]]]
 Bucket = dict[str, list[list[str]]]
-_JSON = {"ensure_ascii": False, "separators": (",", ":")}
 
 
 @dataclass
@@ -81,12 +80,17 @@ def adjacency(triples: Iterable[Triple]) -> Adjacency:
     return adj
 
 
+def _dumps(value: object) -> str:
+    """Compact JSON with non-ASCII kept; JSON escapes control characters, so a raw newline ends a line."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def encode_facts(skey: str, triples: list[Triple]) -> tuple[int, list[dict[str, Any]]]:
     """(bucket count, ``KGFacts`` rows ``{key, sample, facts}``) for a sample's distinct triples."""
     buckets = facts_bucket_count(len(triples))
     grouped: dict[int, list[str]] = defaultdict(list)
     for name, lists in sorted(adjacency(triples).items()):
-        grouped[facts_bucket(name, buckets)].append(json.dumps([name, *lists], **_JSON))  # type: ignore[arg-type]
+        grouped[facts_bucket(name, buckets)].append(_dumps([name, *lists]))
     rows = [{"key": facts_key(skey, b), "sample": skey, "facts": "\n".join(lines)}
             for b, lines in sorted(grouped.items())]
     return buckets, rows
@@ -95,7 +99,7 @@ def encode_facts(skey: str, triples: list[Triple]) -> tuple[int, list[dict[str, 
 def decode_facts(text: str | None) -> Bucket:
     """A whole ``KGFacts.facts`` text as ``{name: [out_rel, out_ent, in_rel, in_ent]}``."""
     out: Bucket = {}
-    for line in (text or "").splitlines():
+    for line in text.split("\n") if text else []:
         name, *lists = json.loads(line)
         out[name] = lists
     return out
@@ -110,10 +114,14 @@ def outgoing(text: str | None) -> Iterable[Triple]:
 
 def _exact(text: str, name: str) -> Facts | None:
     """The line of exactly ``name`` (C-speed search; only that line is decoded)."""
-    needle = "[" + json.dumps(name, **_JSON) + ","  # type: ignore[arg-type]
-    start = 0 if text.startswith(needle) else text.find("\n" + needle) + 1
-    if start <= 0 and not text.startswith(needle):
-        return None
+    needle = "[" + _dumps(name) + ","
+    if text.startswith(needle):
+        start = 0
+    else:
+        at = text.find("\n" + needle)
+        if at < 0:
+            return None
+        start = at + 1
     end = text.find("\n", start)
     found, out_rel, out_ent, in_rel, in_ent = json.loads(text[start:end if end >= 0 else len(text)])
     return Facts(found, out_rel, out_ent, in_rel, in_ent)
