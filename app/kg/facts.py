@@ -4,7 +4,8 @@ A sample's distinct triples are grouped by entity (each triple is listed under i
 fact and under its tail as an incoming one); the entities are spread over ``facts_bucket_count``
 buckets by a stable hash of their folded name, and each bucket is one ``KGFacts`` node whose ``facts``
 property is JSON Lines, one entity per line: ``["<name>", out_rel, out_ent, in_rel, in_ent]`` (aligned
-lists). An action reads one bucket by key and decodes only its entity's line (found by its JSON-encoded
+lists). ``resolve_names`` is the one reader: it fetches the buckets a batch needs in one round trip and
+decodes only each entity's line (found by its JSON-encoded
 name at a line start; JSON never leaves a raw newline inside a value); the exact and the
 case-insensitive match of a name share a bucket.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from app.kg.keys import facts_bucket, facts_bucket_count, facts_key, fold
 from app.store.base import GraphStore
@@ -23,6 +24,7 @@ from app.store.base import GraphStore
 Triple = tuple[str, str, str]
 Adjacency = dict[str, tuple[list[str], list[str], list[str], list[str]]]
 Bucket = dict[str, list[list[str]]]
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass
@@ -135,18 +137,22 @@ def resolve_facts(text: str | None, name: str) -> Facts | None:
     if exact is not None:
         return exact
     folded = fold(name)
-    matches = sorted(stored for stored in decode_facts(text) if fold(stored) == folded)
-    return _exact(text, matches[0]) if matches else None
+    bucket = decode_facts(text)
+    matches = [stored for stored in bucket if fold(stored) == folded]
+    if not matches:
+        return None
+    stored = min(matches)
+    out_rel, out_ent, in_rel, in_ent = bucket[stored]
+    return Facts(stored, out_rel, out_ent, in_rel, in_ent)
 
 
-def fetch_buckets(store: GraphStore, keys: Iterable[str]) -> dict[str, str]:
-    """The ``KGFacts.facts`` texts for ``keys`` in one round trip (missing keys are absent)."""
-    wanted = sorted(set(keys))
-    if not wanted:
-        return {}
-    return {row["key"]: row["facts"] or "" for row in store.run("kg_facts_by_key", {"keys": wanted})}
-
-
-def bucket_key(skey: str, buckets: int, name: str) -> str:
-    """The key of the bucket that holds ``name`` in sample ``skey`` (split into ``buckets``)."""
-    return facts_key(skey, facts_bucket(name, buckets))
+def resolve_names(store: GraphStore, wanted: dict[K, tuple[str, int, str]]) -> dict[K, Facts | None]:
+    """Facts for each ``(sample key, bucket count, name)`` of ``wanted``, fetching every bucket needed
+    in one round trip (none when nothing is wanted); a name not in its sample resolves to None."""
+    keys = {item: facts_key(skey, facts_bucket(name, buckets))
+            for item, (skey, buckets, name) in wanted.items()}
+    texts: dict[str, str] = {}
+    if keys:
+        rows = store.run("kg_facts_by_key", {"keys": sorted(set(keys.values()))})
+        texts = {row["key"]: row["facts"] or "" for row in rows}
+    return {item: resolve_facts(texts.get(key), wanted[item][2]) for item, key in keys.items()}

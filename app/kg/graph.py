@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.kg.facts import Facts, bucket_key, fetch_buckets, resolve_facts
+from app.kg.facts import Facts, resolve_names
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.store.base import GraphStore
 
@@ -41,25 +41,23 @@ def sample_buckets(store: GraphStore, skey: str) -> int | None:
     return int(rows[0].get("buckets") or 1) if rows else None
 
 
-def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) -> Facts | None:
+def _sample_names(store: GraphStore, dataset: str, sample_id: str, names: list[str]) -> dict[str, Facts]:
+    """The facts of each of ``names`` found in the sample (two round trips: bucket count, buckets)."""
     skey = sample_key(dataset, sample_id)
     buckets = sample_buckets(store, skey)
     if buckets is None:
-        return None
-    key = bucket_key(skey, buckets, name)
-    return resolve_facts(fetch_buckets(store, [key]).get(key), name)
+        return {}
+    found = resolve_names(store, {name: (skey, buckets, name) for name in names})
+    return {name: facts for name, facts in found.items() if facts is not None}
+
+
+def _sample_facts(store: GraphStore, dataset: str, sample_id: str, name: str) -> Facts | None:
+    return _sample_names(store, dataset, sample_id, [name]).get(name)
 
 
 def match_sample_names(store: GraphStore, dataset: str, sample_id: str, names: list[str]) -> dict[str, str]:
     """``{name: stored name}`` for each of ``names`` found in the sample (exact, else case-insensitive)."""
-    skey = sample_key(dataset, sample_id)
-    buckets = sample_buckets(store, skey)
-    if buckets is None or not names:
-        return {}
-    keys = {name: bucket_key(skey, buckets, name) for name in names}
-    fetched = fetch_buckets(store, keys.values())
-    found = {name: resolve_facts(fetched.get(key), name) for name, key in keys.items()}
-    return {name: facts.name for name, facts in found.items() if facts is not None}
+    return {name: facts.name for name, facts in _sample_names(store, dataset, sample_id, names).items()}
 
 
 def get_relations(store: GraphStore, dataset: str, sample_id: str | None, entity: str,

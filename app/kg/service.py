@@ -14,7 +14,7 @@ from typing import Any
 
 from app.kg.actions import Action, parse_item
 from app.kg.cache import KGCache, SampleInfo
-from app.kg.facts import Facts, bucket_key, fetch_buckets, resolve_facts
+from app.kg.facts import Facts, resolve_names
 from app.store.base import GraphStore
 
 SEED = "seed"
@@ -40,18 +40,14 @@ def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
                                   int(row.get("buckets") or 1))
             cache.put_sample(key, info)
 
-    wanted: dict[tuple[str, str], str] = {}  # (sample key, entity) -> bucket key
+    wanted: dict[tuple[str, str], tuple[str, int, str]] = {}  # (sample key, entity) -> where to look
     for a in actions:
         pair = (a.sample_key, a.entity)
         info = cache.samples.get(a.sample_key)
         if pair not in wanted and info is not None and pair not in cache.facts:
-            wanted[pair] = bucket_key(a.sample_key, info.buckets, a.entity)
-    if not wanted:
-        return
-    buckets = fetch_buckets(store, wanted.values())
-    for (skey, entity), bkey in wanted.items():
-        facts: Facts | None = resolve_facts(buckets.get(bkey), entity)
-        cache.put_facts((skey, entity), facts)
+            wanted[pair] = (a.sample_key, info.buckets, a.entity)
+    for pair, facts in resolve_names(store, wanted).items():
+        cache.put_facts(pair, facts)
 
 
 def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> tuple[list[str], str | None]:
