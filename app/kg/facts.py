@@ -5,9 +5,8 @@ fact and under its tail as an incoming one); the entities are spread over ``fact
 buckets by a stable hash of their folded name, and each bucket is one ``KGFacts`` node whose ``facts``
 property is JSON Lines, one entity per line: ``["<name>", out_rel, out_ent, in_rel, in_ent]`` (aligned
 lists). ``resolve_names`` is the one reader: it fetches the buckets a batch needs in one round trip and
-decodes only each entity's line (found by its JSON-encoded
-name at a line start; JSON never leaves a raw newline inside a value); the exact and the
-case-insensitive match of a name share a bucket.
+decodes only each entity's line (found by its JSON-encoded name at a line start; JSON never leaves a
+raw newline inside a value); the exact and the case-insensitive match of a name share a bucket.
 """
 
 from __future__ import annotations
