@@ -40,14 +40,21 @@ def top_k(settings: Settings, value: Any, default: int, field: str = "top_k") ->
     return value
 
 
-def context(settings: Settings, value: Any) -> list[ContextItem]:
-    """External context: strings or {id?, text, score?} objects."""
+def _bounded_list(value: Any, name: str, shape: str, limit: int) -> list[Any]:
+    """``value`` as a list of at most ``limit`` items (None: empty); else a 4xx naming ``name``."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise BadInput("context: must be a list of strings or {id, text, score?} objects", field="context")
-    if len(value) > settings.query_max_context_items:
-        raise BadInput(f"context: at most {settings.query_max_context_items} items", field="context")
+        raise BadInput(f"{name}: must be a list of {shape}", field=name)
+    if len(value) > limit:
+        raise BadInput(f"{name}: at most {limit} items", field=name)
+    return value
+
+
+def context(settings: Settings, value: Any) -> list[ContextItem]:
+    """External context: strings or {id?, text, score?} objects."""
+    value = _bounded_list(value, "context", "strings or {id, text, score?} objects",
+                          settings.query_max_context_items)
     items = []
     for i, item in enumerate(value):
         field = f"context[{i}]"
@@ -73,12 +80,7 @@ def context(settings: Settings, value: Any) -> list[ContextItem]:
 
 def history(settings: Settings, value: Any) -> list[dict[str, str]]:
     """Conversation turns {role: system|user|assistant, content: str}."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput("history: must be a list of {role, content} objects", field="history")
-    if len(value) > settings.query_max_history_items:
-        raise BadInput(f"history: at most {settings.query_max_history_items} items", field="history")
+    value = _bounded_list(value, "history", "{role, content} objects", settings.query_max_history_items)
     out = []
     for i, item in enumerate(value):
         field = f"history[{i}]"
