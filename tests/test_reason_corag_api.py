@@ -14,9 +14,10 @@ from app.services.container import build_services
 from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
 from tests.support.fake_openai import ScriptedOpenAI
-from tests.support.reasoning import HOTPOT, module_settings, store_down_client, with_llm
+from tests.support.reasoning import CORAG_QUESTION, HOTPOT, module_settings, store_down_client, with_llm
+from tests.support.reasoning import corag_call as kind
 
-QUESTION = "If Gallu is a demon Lilu is what?"
+QUESTION = CORAG_QUESTION
 
 
 @pytest.fixture(scope="module")
@@ -41,17 +42,6 @@ def _all_chunks(services: Any) -> list[dict[str, Any]]:
         for p in retrieve_passages(services, q, 20):
             found[p["id"]] = p
     return list(found.values())
-
-
-def kind(body: dict[str, Any]) -> str:
-    p = str(body["messages"][-1]["content"])
-    if p.startswith("You are using a search engine"):
-        return "subquery"
-    if "## Intermediate queries and answers" in p:
-        return "final"
-    if "Q: " in p and f"## Query\n{QUESTION}" in p:
-        return "score"
-    return "subanswer"
 
 
 def test_no_llm_is_503_with_hint(hotpot: tuple[Settings, dict[str, str]]) -> None:

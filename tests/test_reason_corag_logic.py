@@ -12,9 +12,11 @@ from app.reasoning.corag import CoRAGAgent, CoRAGConfig, clean_answer, clean_sub
 from app.reasoning.text import bm25_rank
 from app.services.llm import LLMClient
 from tests.support.fake_openai import ScriptedOpenAI
+from tests.support.reasoning import CORAG_QUESTION, prompt
+from tests.support.reasoning import corag_call as kind
 
 EVAL = Path(__file__).parent / "fixtures" / "reasoning" / "hotpotqa_eval.json"
-QUESTION = "If Gallu is a demon Lilu is what?"
+QUESTION = CORAG_QUESTION
 
 
 def paragraphs() -> list[dict[str, Any]]:
@@ -36,23 +38,8 @@ class MemoryRetriever:
         return [self.docs[i] for i, _ in ranked[:k]]
 
 
-def prompt(body: dict[str, Any]) -> str:
-    return str(body["messages"][-1]["content"])
-
-
 def client(llm: ScriptedOpenAI) -> LLMClient:
     return LLMClient(llm.base_url, "k", "scripted", timeout_s=5, max_retries=0)
-
-
-def kind(body: dict[str, Any]) -> str:
-    p = prompt(body)
-    if p.startswith("You are using a search engine"):
-        return "subquery"
-    if "## Intermediate queries and answers" in p:
-        return "final"
-    if "Q: " in p and f"## Query\n{QUESTION}" in p:
-        return "score"
-    return "subanswer"
 
 
 def test_helpers() -> None:

@@ -6,6 +6,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -17,6 +18,24 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "reasoning"
 HOTPOT = FIX / "hotpotqa_eval.json"
 PQ_QUESTIONS = FIX / "pq2h_questions.txt"
 PQ_KB = FIX / "pq2h_kb.txt"
+CORAG_QUESTION = "If Gallu is a demon Lilu is what?"
+
+
+def prompt(body: dict[str, Any]) -> str:
+    """The last message of a chat-completion request the scripted LLM received."""
+    return str(body["messages"][-1]["content"])
+
+
+def corag_call(body: dict[str, Any]) -> str:
+    """Which CoRAG prompt a request is: subquery, final, score (of CORAG_QUESTION) or subanswer."""
+    p = prompt(body)
+    if p.startswith("You are using a search engine"):
+        return "subquery"
+    if "## Intermediate queries and answers" in p:
+        return "final"
+    if "Q: " in p and f"## Query\n{CORAG_QUESTION}" in p:
+        return "score"
+    return "subanswer"
 
 
 def module_settings(server: ServerInfo, graph: str) -> Settings:
