@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -112,52 +113,44 @@ def _drop_index(services: Services, graph: Any, kind: str, statement: str) -> No
     raise AssertionError(f"could not drop the {kind} index")
 
 
-def test_degraded_when_fulltext_index_missing(
-    falkor_server: ServerInfo, graph: tuple[Settings, Services]
-) -> None:
+@contextmanager
+def _graph_without_index(port: int, settings: Settings, suffix: str, kind: str, drop: str,
+                         **update: Any) -> Iterator[Services]:
+    """Services on a copy of the ingested graph whose ``kind`` index was dropped (copy removed after)."""
     from falkordb import FalkorDB
 
-    settings, _ = graph
-    copy = settings.model_copy(update={"graph_name": settings.graph_name + "_nofts"})
-    db = FalkorDB(port=falkor_server.port)
+    copy = settings.model_copy(update={"graph_name": settings.graph_name + suffix})
+    db = FalkorDB(port=port)
     db.select_graph(settings.graph_name).copy(copy.graph_name)
-    services = build_services(
-        copy.model_copy(update={"retrieval_bm25_backend": "store"}), start_embedded=False
-    )
-    _drop_index(services, db.select_graph(copy.graph_name), "FULLTEXT", "CALL db.idx.fulltext.drop('Chunk')")
+    services = build_services(copy.model_copy(update=update), start_embedded=False)
+    _drop_index(services, db.select_graph(copy.graph_name), kind, drop)
     try:
-        result = retrieve(services, "Maximum Overdrive director")
-        assert result.degraded and "full-text index missing" in result.degraded_reasons[0]
-        assert result.top and not any(c.bm25_rank for c in result.candidates)
+        yield services
     finally:
         services.store.drop_graph()  # type: ignore[attr-defined]
         services.close()
+
+
+def test_degraded_when_fulltext_index_missing(
+    falkor_server: ServerInfo, graph: tuple[Settings, Services]
+) -> None:
+    drop = "CALL db.idx.fulltext.drop('Chunk')"
+    with _graph_without_index(falkor_server.port, graph[0], "_nofts", "FULLTEXT", drop,
+                              retrieval_bm25_backend="store") as services:
+        result = retrieve(services, "Maximum Overdrive director")
+        assert result.degraded and "full-text index missing" in result.degraded_reasons[0]
+        assert result.top and not any(c.bm25_rank for c in result.candidates)
 
 
 def test_degraded_when_vector_index_missing(
     falkor_server: ServerInfo, graph: tuple[Settings, Services]
 ) -> None:
-    from falkordb import FalkorDB
-
-    settings, _ = graph
-    copy = settings.model_copy(update={"graph_name": settings.graph_name + "_novec"})
-    db = FalkorDB(port=falkor_server.port)
-    db.select_graph(settings.graph_name).copy(copy.graph_name)
-    services = build_services(copy, start_embedded=False)
-    _drop_index(
-        services,
-        db.select_graph(copy.graph_name),
-        "VECTOR",
-        "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)",
-    )
-    try:
+    with _graph_without_index(falkor_server.port, graph[0], "_novec", "VECTOR",
+                              "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)") as services:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "vector index missing" in result.degraded_reasons[0]
         assert result.top and not any(c.vector_rank for c in result.candidates)
         assert any(c.title == "Maximum Overdrive" for c in result.top)
-    finally:
-        services.store.drop_graph()  # type: ignore[attr-defined]
-        services.close()
 
 
 def test_bm25_index_follows_ingest(graph: tuple[Settings, Services]) -> None:
