@@ -10,7 +10,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +44,38 @@ def resolve_model_path(name: str) -> str:
     )
 
 
+class VectorLRU:
+    """A thread-safe least-recently-used map of text keys to vectors, holding at most ``size``."""
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self._data: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, key: str) -> list[float] | None:
+        """The vector of ``key`` (now the most recently used), or None."""
+        with self._lock:
+            vec = self._data.get(key)
+            if vec is not None:
+                self._data.move_to_end(key)
+            return vec
+
+    def put(self, keys: Iterable[str], vecs: Iterable[list[float]]) -> None:
+        """Remember ``vecs`` under ``keys``, evicting the least recently used beyond ``size``."""
+        with self._lock:
+            for key, vec in zip(keys, vecs, strict=True):
+                self._data[key] = vec
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
 class Embedder:
     """Batched, normalised sentence embeddings with an LRU cache keyed by text hash."""
 
@@ -65,9 +97,8 @@ class Embedder:
                               "set NEORAG_EMBEDDING_MODEL to a sentence-transformers model directory")
         self.dimension = int(dimension)
         self.batch_size = batch_size
-        self._cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._cache = VectorLRU(cache_size)
+        self._lock = threading.Lock()  # the counters and the query batcher's creation
         self.hits = 0
         self.misses = 0
         self._queries: QueryBatcher | None = None
@@ -85,24 +116,21 @@ class Embedder:
         keys = [self.key(t) for t in texts]
         out: dict[str, list[float]] = {}
         missing: dict[str, str] = {}
+        hits = 0
+        for k, t in zip(keys, texts, strict=True):
+            vec = self._cache.get(k)
+            if vec is not None:
+                out[k] = vec
+                hits += 1
+            else:
+                missing[k] = t
         with self._lock:
-            for k, t in zip(keys, texts, strict=True):
-                vec = self._cache.get(k)
-                if vec is not None:
-                    self._cache.move_to_end(k)
-                    out[k] = vec
-                    self.hits += 1
-                else:
-                    missing[k] = t
-        if missing:
+            self.hits += hits
             self.misses += len(missing)
+        if missing:
             vecs = self.encode_raw(list(missing.values()), batch_size)
-            with self._lock:
-                for k, vec in zip(missing, vecs, strict=True):
-                    out[k] = vec
-                    self._cache[k] = vec
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+            self._cache.put(missing, vecs)
+            out.update(zip(missing, vecs, strict=True))
         return [out[k] for k in keys]
 
     def encode_raw(self, texts: list[str], batch_size: int | None = None) -> list[list[float]]:
@@ -116,8 +144,7 @@ class Embedder:
 
     def clear_cache(self) -> None:
         """Forget every cached vector (the query batcher's fast-encoder vectors too)."""
-        with self._lock:
-            self._cache.clear()
+        self._cache.clear()
         if self._queries is not None:
             self._queries.clear_cache()
 
@@ -138,21 +165,19 @@ class Embedder:
         return self.queries().submit(text)
 
     def _cached(self, text: str) -> list[float] | None:
-        key = self.key(text)
-        with self._lock:
-            vec = self._cache.get(key)
-            if vec is not None:
-                self._cache.move_to_end(key)
+        vec = self._cache.get(self.key(text))
+        if vec is not None:
+            with self._lock:
                 self.hits += 1
-            return vec
+        return vec
+
+    def _count_misses(self, n: int) -> None:
+        with self._lock:
+            self.misses += n
 
     def _remember(self, texts: Sequence[str], vecs: Sequence[list[float]]) -> None:
-        with self._lock:
-            self.misses += len(texts)
-            for t, v in zip(texts, vecs, strict=True):
-                self._cache[self.key(t)] = v
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        self._count_misses(len(texts))
+        self._cache.put([self.key(t) for t in texts], vecs)
 
 
 class QueryBatcher:
@@ -178,9 +203,7 @@ class QueryBatcher:
         self._warm = list(range(1, warm_words + 1))
         self.selection = EncoderSelection(getattr(embedder, "_model", None), precision, embedder.encode_raw)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
-        self._fast_cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._fast_cache_size = fast_cache_size
-        self._fast_lock = threading.Lock()
+        self._fast_cache = VectorLRU(fast_cache_size)
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]] | None] = queue.SimpleQueue()
         self.batches = 0
         self.texts = 0
@@ -203,10 +226,7 @@ class QueryBatcher:
         fut: Future[list[float]] = Future()
         vec = self.embedder._cached(text)
         if vec is None and self._fast_cache:
-            with self._fast_lock:
-                vec = self._fast_cache.get(text)
-                if vec is not None:
-                    self._fast_cache.move_to_end(text)
+            vec = self._fast_cache.get(text)
         if vec is not None:
             fut.set_result(vec)
         elif self._closed:
@@ -221,8 +241,7 @@ class QueryBatcher:
 
     def clear_cache(self) -> None:
         """Forget the vectors of the fast encoder."""
-        with self._fast_lock:
-            self._fast_cache.clear()
+        self._fast_cache.clear()
 
     def encode(self, texts: list[str]) -> list[list[float]]:
         """Encode with the worker's current encoder (call on the worker thread only)."""
@@ -278,13 +297,8 @@ class QueryBatcher:
         if self._fast is None:
             self.embedder._remember(texts, vecs)
         else:
-            with self.embedder._lock:
-                self.embedder.misses += len(texts)
-            with self._fast_lock:
-                for t, v in zip(texts, vecs, strict=True):
-                    self._fast_cache[t] = v
-                while len(self._fast_cache) > self._fast_cache_size:
-                    self._fast_cache.popitem(last=False)
+            self.embedder._count_misses(len(texts))
+            self._fast_cache.put(texts, vecs)
         by_text = dict(zip(texts, vecs, strict=True))
         self.batches += 1
         self.texts += len(texts)
