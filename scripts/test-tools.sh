@@ -2,6 +2,17 @@
 # Installs the test-only tools that are not Python packages (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Headless Chromium and its driver for tests/test_ui_browser.py (Debian packages), when missing.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium and chromium-driver (apt-get)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+  else
+    echo "warning: chromium/chromedriver missing and not root: tests/test_ui_browser.py will fail -> " \
+         "sudo apt-get install chromium chromium-driver" >&2
+  fi
+fi
 # Neo4j's own Cypher parser for the lint test, pinned (tests/lint/package.json + lock), into git-ignored tests/.lint.
 if [ -f tests/lint/package.json ]; then
   if ! command -v npm >/dev/null 2>&1; then

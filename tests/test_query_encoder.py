@@ -13,7 +13,13 @@ import pytest
 
 from app.core.config import Settings
 from app.services.embedder import Embedder, QueryBatcher, shared_embedder
-from app.services.query_encoder import MIN_COSINE, EncoderSelection, FastQueryEncoder, native_bf16
+from app.services.query_encoder import (
+    MIN_COSINE,
+    EncoderSelection,
+    FastQueryEncoder,
+    native_bf16,
+    rank_by_speed,
+)
 from tests.support.apps import app_client
 
 QUESTIONS: list[str] = json.loads(
@@ -113,23 +119,40 @@ def test_fp32_setting_is_the_exact_eager_path(embedder: Embedder) -> None:
         batcher.close()
 
 
-def test_auto_batcher_serves_fast_vectors_and_keeps_ingest_exact(embedder: Embedder) -> None:
+def test_the_fastest_candidate_wins_whatever_its_precision() -> None:
+    assert rank_by_speed({"bf16": 4.1, "fp32_traced": 6.0}) == ["bf16", "fp32_traced"]
+    assert rank_by_speed({"bf16": 7.5, "fp32_traced": 6.0}) == ["fp32_traced", "bf16"]
+    assert rank_by_speed({"bf16": 5.0, "fp32_traced": 5.0}) == ["bf16", "fp32_traced"]  # a tie: listed order
+    assert rank_by_speed({"fp32_traced": 3.0}) == ["fp32_traced"]
+
+
+def test_auto_selection_times_every_candidate_and_keeps_the_fastest(embedder: Embedder) -> None:
+    sel = EncoderSelection(embedder._model, "auto", embedder.encode_raw,
+                           native=lambda: (True, "native bf16 (test)"), time_rounds=1).run()
+    info = sel.info()
+    assert info["setting"] == "auto" and info["ready"] and info["traced"] is True
+    timed = {name: c["p50_ms"] for name, c in info["candidates"].items()}
+    assert set(timed) == {"bf16", "fp32_traced"} and all(ms > 0 for ms in timed.values())
+    want = rank_by_speed(timed)[0]
+    assert info["precision"] == ("bf16" if want == "bf16" else "fp32")  # whichever measured faster
+    assert info["choice"].startswith(f"fastest: {want} ")
+
+
+def test_batcher_serves_fast_vectors_and_keeps_ingest_exact(embedder: Embedder) -> None:
     question = QUESTIONS[11]
     exact = embedder.encode_raw([question])[0]
     embedder.clear_cache()
-    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0, warm_words=3, precision="auto")
+    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0, warm_words=3, precision="bf16")
     try:
-        early = batcher.submit(QUESTIONS[12]).result(timeout=60)  # served while the encoder is chosen
+        early = batcher.submit(QUESTIONS[12]).result(timeout=60)  # served while the encoder is built
         assert cos(early, embedder.encode_raw([QUESTIONS[12]])[0]) >= MIN_COSINE
         info = wait_ready(batcher)
-        assert info["setting"] == "auto" and info["traced"] is True
-        assert info["precision"] == ("bf16" if native_bf16()[0] else "fp32")
+        assert info["setting"] == "bf16" and info["traced"] is True and info["precision"] == "bf16"
         assert info["probe_cosine"] >= MIN_COSINE
-        assert info["candidates"][("bf16" if info["precision"] == "bf16" else "fp32_traced")]["p50_ms"] > 0
+        assert info["candidates"]["bf16"]["p50_ms"] > 0
         vec = batcher.submit(question).result(timeout=60)
         assert cos(vec, exact) >= MIN_COSINE
-        if info["precision"] == "bf16":
-            assert vec != exact
+        assert vec != exact  # a bf16 vector, not the exact one
         again = batcher.submit(question)
         assert again.done() and again.result() == vec  # the batcher's own cache
         assert embedder.embed([question])[0] == exact  # the fast vector never reaches the ingest cache

@@ -172,6 +172,12 @@ def _min_cosine(got: list[list[float]], want: list[list[float]]) -> float:
     return worst
 
 
+def rank_by_speed(p50_ms: dict[str, float]) -> list[str]:
+    """Candidate names, fastest p50 first; a tie keeps the given order (bf16 is listed before fp32)."""
+    order = list(p50_ms)
+    return sorted(order, key=lambda name: (p50_ms[name], order.index(name)))
+
+
 class EncoderSelection:
     """Chooses the query encoder for ``setting`` (see ``PRECISIONS``) in steps: iterate ``steps()`` one
     ``next()`` at a time (each a fraction of a second) or call ``run()``. Afterwards ``encoder`` is the
@@ -289,9 +295,8 @@ class EncoderSelection:
         for name in built:
             p50 = round(statistics.median(times[name]), 3)
             self.candidates[name] = {**self.candidates[name], "p50_ms": p50}
-        best = min(built, key=lambda n: self.candidates[n]["p50_ms"])
-        self.encoder = built[best]
-        ranked = sorted(built, key=lambda n: self.candidates[n]["p50_ms"])
+        ranked = rank_by_speed({name: self.candidates[name]["p50_ms"] for name in built})
+        self.encoder = built[ranked[0]]
         self.choice = "fastest: " + ", ".join(f"{n} {self.candidates[n]['p50_ms']} ms" for n in ranked)
 
     def _same_tokens(self, enc: FastQueryEncoder) -> bool:
