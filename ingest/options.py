@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -31,6 +32,8 @@ class IngestOptions:
     chunk_size: int | None = None
     chunk_overlap: int | None = None
     batch_size: int | None = None
+    # HTTP ingest: every file must resolve under one of these (a symlink out of a root is refused); None = any
+    allowed_roots: list[Path] | None = None
 
 
 @dataclass

@@ -1,10 +1,16 @@
-"""Which paths HTTP ingest may read: only under the configured ingest roots, symlinks resolved."""
+"""Which paths HTTP ingest may read: only under the configured ingest roots, symlinks resolved.
+
+Checked twice: the path asked for (:func:`check_allowed`, 403/404 before any work), and every file the
+walk finds, resolved again just before it is read (:func:`outside_roots`): a symlinked file inside a
+root that points outside it is refused, never loaded, so never stored or served.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from app.core.errors import BadInput
+from app.core.text import text_problem
 
 
 def allowed_roots(roots: list[Path]) -> list[Path]:
@@ -12,18 +18,41 @@ def allowed_roots(roots: list[Path]) -> list[Path]:
     return [Path(r).expanduser().resolve() for r in roots]
 
 
+def _inside(resolved: Path, bases: list[Path]) -> bool:
+    return any(resolved == base or resolved.is_relative_to(base) for base in bases)
+
+
 def check_allowed(path: str, roots: list[Path]) -> Path:
     """The resolved path when it lies under a root (403 otherwise) and exists (404 otherwise)."""
     if not path or not path.strip():
         raise BadInput("path: must not be empty", status=422, field="path")
-    if "\x00" in path:
-        raise BadInput("path: contains a NUL byte", status=422, field="path")
-    resolved = Path(path.strip()).expanduser().resolve()
-    bases = allowed_roots(roots)
-    if not any(resolved == base or resolved.is_relative_to(base) for base in bases):
+    problem = text_problem(path)
+    if problem:
+        raise BadInput(f"path: {problem}", status=422, field="path")
+    try:
+        resolved = Path(path.strip()).expanduser().resolve()
+        bases = allowed_roots(roots)
+        inside = _inside(resolved, bases)
+        exists = inside and resolved.exists()
+    except (OSError, RuntimeError, ValueError) as exc:  # name too long, symlink loop, ...
+        raise BadInput(f"path: {path[:200]} cannot be resolved ({exc})", status=422, field="path") from None
+    if not inside:
         shown = ", ".join(str(b) for b in bases) or "(none configured)"
         raise BadInput(f"path: {path} is outside the ingest roots ({shown}); "
                        "set NEORAG_INGEST_ROOTS to allow it", status=403, field="path")
-    if not resolved.exists():
+    if not exists:
         raise BadInput(f"path: {path} does not exist", status=404, field="path")
     return resolved
+
+
+def outside_roots(file: Path, roots: list[Path] | None) -> str | None:
+    """Why ``file`` may not be read (it resolves outside every root), or None; no roots = no limit (CLI)."""
+    if roots is None:
+        return None
+    try:
+        resolved = file.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        return f"cannot be resolved ({exc})"
+    if _inside(resolved, allowed_roots(roots)):
+        return None
+    return f"resolves to {resolved}, outside the ingest roots (a symlink out of the root): not read"

@@ -24,6 +24,7 @@ from ingest.llm_entities import extract_llm
 from ingest.llm_relations import label_pair, window_pairs
 from ingest.load import LoadError, SourceDoc, load_file, scan
 from ingest.options import IngestOptions, IngestResult
+from ingest.paths import outside_roots
 from ingest.relations import relates_rows
 from ingest.write import GraphWriter
 from ingest.writer_thread import BackgroundWriter
@@ -100,6 +101,10 @@ def llm_relations_enabled(services: Services, options: IngestOptions) -> bool:
 
 
 def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None:
+    refused = outside_roots(path, ctx.options.allowed_roots)
+    if refused is not None:
+        _file_error(ctx, path, refused)
+        return None
     try:
         loaded = load_file(path, seen)
     except LoadError as exc:

@@ -39,7 +39,7 @@ def test_unknown_route_is_json_404(settings: Settings) -> None:
     with app_client(settings) as client:
         resp = client.get("/no-such-thing")
     assert resp.status_code == 404
-    assert resp.json()["detail"] == "Not Found"
+    assert resp.json() == {"error": "not_found", "message": "Not Found"}  # the shared error shape
 
 
 def test_store_down_then_recovered_without_restart(tmp_path: Path, graph_name: str) -> None:

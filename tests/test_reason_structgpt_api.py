@@ -67,7 +67,7 @@ def test_no_llm_is_503_with_hint(pq: Settings) -> None:
         ({"topic_entities": [TOPIC]}, "question", 422),
         ({"question": Q0}, "topic_entities", 422),
         ({"question": Q0, "topic_entities": []}, "topic_entities", 422),
-        ({"question": Q0, "topic_entities": [" "]}, "topic_entities", 422),
+        ({"question": Q0, "topic_entities": [" "]}, "topic_entities.0", 422),  # the blank item
         ({"question": Q0, "topic_entities": [TOPIC], "width": 0}, "width", 422),
         ({"question": Q0, "topic_entities": [TOPIC], "max_depth": 0}, "max_depth", 422),
         ({"question": Q0, "topic_entities": [TOPIC], "sample_id": SAMPLE}, "dataset", 422),

@@ -44,7 +44,10 @@ def test_chunk_previews_bad_input_names_the_field(settings: Settings) -> None:
         missing = c.get("/ui/api/chunks")
         assert missing.status_code == 422 and missing.json()["field"] == "ids"
         blank = c.get("/ui/api/chunks", params={"ids": ["  "]})
-        assert blank.status_code == 422 and blank.json()["field"] == "ids"
+        assert blank.status_code == 422 and blank.json()["field"] == "ids.0"  # the item at fault
+        nul = c.get("/ui/api/chunks", params={"ids": ["c1", "a\x00b"]})
+        assert nul.status_code == 422 and nul.json()["field"] == "ids.1"
+        assert "control" in nul.json()["message"]
         too_many = c.get("/ui/api/chunks", params={"ids": [f"c{i}" for i in range(51)]})
         assert too_many.status_code == 422 and "at most 50" in too_many.json()["message"]
 

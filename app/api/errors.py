@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.errors import BadInput, ConfigError, LLMUnavailable, StatementError, StoreUnavailable
+from app.core.text import PATTERN_MEANINGS
+
+_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+          405: "method_not_allowed", 409: "conflict", 413: "body_too_large", 415: "unsupported_media_type",
+          422: "invalid_request", 429: "too_many_requests", 503: "unavailable"}
 
 
 def _field(loc: Sequence[object]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    """``("body", "topic_entities", 0)`` -> ``topic_entities.0``; ``("query", "ids")`` -> ``ids``."""
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header", "cookie")]
     return ".".join(parts) or "body"
+
+
+def _problem(error: dict[str, Any]) -> tuple[str, str]:
+    """(field, message) of one pydantic/FastAPI error; a JSON syntax error points into the body."""
+    loc = error.get("loc", ["body"])
+    if error.get("type") == "json_invalid":
+        where = loc[-1] if loc and isinstance(loc[-1], int) else None
+        detail = (error.get("ctx") or {}).get("error") or "invalid JSON"
+        return "body", f"not valid JSON ({detail}{f' at character {where}' if where is not None else ''})"
+    if error.get("type") == "string_pattern_mismatch":
+        meaning = PATTERN_MEANINGS.get(str((error.get("ctx") or {}).get("pattern")))
+        if meaning:
+            return _field(loc), meaning
+    return _field(loc), str(error.get("msg", "invalid value"))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -21,20 +43,28 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        first = errors[0] if errors else {"loc": ["body"], "msg": "invalid request"}
-        field = _field(first.get("loc", ["body"]))
+        problems = [_problem(e) for e in exc.errors()] or [("body", "invalid request")]
+        field, message = problems[0]
         return JSONResponse(status_code=422, content={
-            "error": "invalid_request", "message": f"{field}: {first.get('msg')}", "field": field,
-            "detail": [{"field": _field(e.get("loc", [])), "message": e.get("msg")} for e in errors],
+            "error": "invalid_request", "message": f"{field}: {message}", "field": field,
+            "detail": [{"field": f, "message": m} for f, m in problems],
         })
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        status = exc.status_code
+        body: dict[str, Any] = {"error": _CODES.get(status, "error"), "message": str(exc.detail)}
+        if status in (400, 413, 422):
+            body["field"] = "body"
+        return JSONResponse(status_code=status, content=body, headers=exc.headers)
 
     @app.exception_handler(BadInput)
     async def _bad(_: Request, exc: BadInput) -> JSONResponse:
         body = {"error": "invalid_request", "message": str(exc)}
         if exc.field:
             body["field"] = exc.field
-        return JSONResponse(status_code=exc.status, content=body)
+        headers = {"WWW-Authenticate": 'Bearer realm="neorag"'} if exc.status == 401 else None
+        return JSONResponse(status_code=exc.status, content=body, headers=headers)
 
     @app.exception_handler(StoreUnavailable)
     async def _store(_: Request, exc: StoreUnavailable) -> JSONResponse:

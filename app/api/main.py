@@ -7,16 +7,21 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from app import API_VERSION
 from app.api.errors import install_error_handlers
-from app.api.routers import health, ingest, kg, query, reason, retrieve, ui
+from app.api.openapi import document as openapi_document
+from app.api.routers import auth, health, ingest, kg, query, reason, retrieve, ui
+from app.api.security.middleware import AccessGuard, EdgeGuard
+from app.api.security.policy import Policy
 from app.core.config import Settings, get_settings
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
 
-ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router]
+ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router,
+           auth.router]
 
 
 def create_app(settings: Settings | None = None,
@@ -24,11 +29,13 @@ def create_app(settings: Settings | None = None,
     """Build the app. ``services_factory`` defaults to starting/reusing the configured store."""
     settings = settings or get_settings()
     factory = services_factory or build_services
+    policy = Policy.from_settings(settings)  # a malformed NEORAG_API_KEYS fails here, before anything starts
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = factory(settings)
         app.state.services = services
+        services.extras.setdefault("diagnostics", {})["security"] = policy.report
         log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
         try:
             yield
@@ -41,4 +48,19 @@ def create_app(settings: Settings | None = None,
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    _install_guards(app, settings, policy)
     return app
+
+
+def _install_guards(app: FastAPI, settings: Settings, policy: Policy) -> None:
+    """EdgeGuard (Host, cross-site) -> CORS -> AccessGuard (keys, body checks) -> routes; the OpenAPI."""
+    app.state.policy = policy
+    app.add_middleware(AccessGuard, policy=policy)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_credentials=False,
+                           allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type", "Accept",
+                                          "Last-Event-ID"],
+                           expose_headers=["X-NeoRAG-Mode"], max_age=600)
+    app.add_middleware(EdgeGuard, policy=policy, routes=lambda: app.router.routes)
+    openapi_document.install(app, settings)

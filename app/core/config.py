@@ -149,6 +149,28 @@ class Settings(BaseSettings):
     api_port: int = 8010
     cors_origins: list[str] = []
 
+    # --- issue 14: API keys, host/origin checks and request limits -----------
+    api_keys: str = Field(
+        "", description="Comma-separated 'read:KEY' / 'write:KEY' entries (keys of 16+ characters). Set: "
+        "every endpoint but /health needs 'Authorization: Bearer KEY' or 'X-API-Key: KEY'; reads take a "
+        "read or write key, writes a write key. Empty: no authentication (loopback use).")
+    public_read: bool = Field(
+        False, description="With API keys set: read endpoints answer without a key (research clients).")
+    allowed_hosts: list[str] = Field(
+        default=[], description="Host names accepted besides 127.0.0.1, localhost and ::1 (any port), "
+        "against DNS rebinding: exact names or '*.example.org'; '*' accepts any Host (not recommended).")
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024, description="Largest request body (JSON, all but multipart); else 413.")
+    max_upload_bytes: int = Field(
+        256 * 1024 * 1024, ge=1024, description="Largest multipart/form-data body (uploads); else 413.")
+    max_json_depth: int = Field(
+        64, ge=2, le=10_000, description="Deepest JSON nesting accepted in a request body; else 422.")
+    query_max_item_chars: int = Field(
+        20_000, ge=1, description="Longest /query context item text or history content; else 422.")
+    sse_token_ttl_s: float = Field(
+        60.0, gt=0, le=3600, description="Lifetime of the short-lived token the page uses for EventSource "
+        "streams (EventSource cannot send headers).")
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:

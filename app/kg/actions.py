@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.text import identifier_problem
+
 
 # kind: rel_both | rel_in | rel_out | rel_cond | ent_in | ent_out
 @dataclass(frozen=True)
@@ -117,6 +119,11 @@ def parse_item(item: dict[str, Any]) -> Action | str:
     dataset, sample, entity = _text(item, "dataset_name"), _text(item, "sample_id"), _text(item, "entity_id")
     relation = _text(item, "relation")
     concept = _text(item, "concept")
+    for key, value in (("dataset_name", dataset), ("sample_id", sample), ("entity_id", entity),
+                       ("relation", relation), ("concept", concept)):
+        problem = identifier_problem(value) if value is not None else None
+        if problem is not None:
+            return f"{key} {problem}; names hold no control characters. Request: {render_request(item)}"
     if dataset is None or sample is None or entity is None:
         return _missing_message(spec, item)
     if spec.needs == "relation" and relation is None:

@@ -18,7 +18,7 @@ from app.store.embedded import EmbeddedServer, free_port
 def app_client(settings: Settings) -> Iterator[TestClient]:
     """A TestClient whose lifespan builds the real services (store already running)."""
     app = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # a loopback Host (DNS-rebinding check)
         yield client
 
 

@@ -13,7 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
-from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
+from app.api.openapi import errors, ok
+from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
+from app.api.security import WRITE, access
+from app.core.errors import NeoRAGError, StoreUnavailable
+from app.core.text import NONBLANK_TEXT_PATTERN
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
@@ -29,7 +33,8 @@ class IngestRequest(BaseModel):
     """Body of POST /ingest."""
 
     model_config = ConfigDict(extra="ignore")
-    path: str | None = Field(None, description="File or directory under an ingest root (required).")
+    path: str = Field(..., min_length=1, max_length=4096, pattern=NONBLANK_TEXT_PATTERN,
+                      description="File or directory under an ingest root.")
 
 
 def _options(incremental: bool, refresh: bool, refresh_relations: bool, checkpoint: bool, inc_rel_only: bool,
@@ -65,6 +70,7 @@ class _Params:
 def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     """Validate before any work: 403/404 path, 422 relations-only params, 503 LLM or store down."""
     target = check_allowed(path, services.settings.ingest_roots)
+    options.allowed_roots = list(services.settings.ingest_roots)  # every file walked is checked again
     if options.inc_rel_only:
         validate_relations_only(options)
         require_llm(services.llm)
@@ -75,12 +81,11 @@ def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     return target
 
 
-@router.post("/ingest")
-def ingest(body: IngestRequest | None = Body(None), params: _Params = Depends(),
+@router.post("/ingest", response_model=None, responses={**ok(IngestCounts), **errors(403, 404, 409)})
+@access(WRITE)
+def ingest(body: IngestRequest = Body(...), params: _Params = Depends(),
            services: Services = Depends(get_services)) -> Any:
     """Ingest a file or directory; answers the counts when done (409 if that path is being ingested)."""
-    if body is None or body.path is None:
-        raise BadInput("path: field required (the file or directory to ingest)", field="path")
     target = _prepare(services, body.path, params.options)
     try:
         return ingest_jobs(services).run_sync(services, target, params.options)
@@ -91,8 +96,12 @@ def ingest(body: IngestRequest | None = Body(None), params: _Params = Depends(),
                                                       "message": f"{type(exc).__name__}: {exc}"})
 
 
-@router.get("/ingest/stream")
-async def ingest_stream(path: str = Query(..., description="File or directory under an ingest root."),
+@router.get("/ingest/stream", response_model=None, response_class=EventSourceResponse, responses={
+    200: {"description": SSE_DESCRIPTION, "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    **errors(403, 404, 409)})
+@access(WRITE)
+async def ingest_stream(path: str = Query(..., min_length=1, max_length=4096, pattern=NONBLANK_TEXT_PATTERN,
+                                          description="File or directory under an ingest root."),
                         params: _Params = Depends(),
                         services: Services = Depends(get_services)) -> EventSourceResponse:
     """SSE: ``event: start``, stage lines, ``event: result``, then ``{"stage": "done"}`` (or an error line).

@@ -8,7 +8,11 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from app.api.deps import get_services
+from app.api.openapi import ok
+from app.api.openapi.models import Actions, KGQueryAnswer
+from app.api.security import READ, access
 from app.core.errors import BadInput
+from app.core.text import IDENTIFIER_PATTERN, NONBLANK_TEXT_PATTERN, TEXT_PATTERN
 from app.kg.actions import ACTIONS
 from app.kg.bridge import answer_query
 from app.kg.graph import list_datasets
@@ -17,7 +21,8 @@ from app.services.container import Services
 router = APIRouter(tags=["kg"])
 
 
-@router.get("/actions")
+@router.get("/actions", response_model=None, responses=ok(Actions))
+@access(READ)
 def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
     """Every accepted action_type with its required fields, and the loaded datasets with sample counts."""
     return {
@@ -32,14 +37,18 @@ def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
 class KGQuery(BaseModel):
     """POST /kg/query body."""
 
-    query: str = Field(..., description='get_relations("e") / get_triples("e", ["r"]) calls')
-    question: str = Field("", description="The question relations are ranked against (BM25).")
-    dataset: str | None = Field(None, description="Dataset name; may be omitted when exactly one is loaded.")
+    query: str = Field(..., max_length=20_000, pattern=NONBLANK_TEXT_PATTERN,
+                       description='get_relations("e") / get_triples("e", ["r"]) calls')
+    question: str = Field("", max_length=4000, pattern=TEXT_PATTERN,
+                          description="The question relations are ranked against (BM25).")
+    dataset: str | None = Field(None, max_length=200, pattern=IDENTIFIER_PATTERN,
+                                description="Dataset name; may be omitted when exactly one is loaded.")
     top_k: int | None = Field(None, ge=1, le=1000, description="Relations kept per get_relations call.")
     triples_per_relation: int | None = Field(None, ge=1, le=1000)
 
 
-@router.post("/kg/query")
+@router.post("/kg/query", response_model=None, responses=ok(KGQueryAnswer))
+@access(READ)
 def kg_query(body: KGQuery, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Answer function calls over the whole dataset graph; returns ``{text, calls}``."""
     if not body.query.strip():

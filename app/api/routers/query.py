@@ -10,6 +10,10 @@ from fastapi.concurrency import iterate_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.api.deps import get_services
+from app.api.openapi import json_body, ok
+from app.api.openapi.bodies import PREVIEW_BODY, QUERY_BODY
+from app.api.openapi.models import CacheStats, Cleared, QueryAnswer, RankingPreview
+from app.api.security import READ, WRITE, access
 from app.core.errors import BadInput, LLMUnavailable, StoreUnavailable
 from app.retrieval import validate
 from app.retrieval.qa import QueryRequest, preview, run_query, stream_query
@@ -47,7 +51,10 @@ def _request(services: Services, body: dict[str, Any]) -> QueryRequest:
     )
 
 
-@router.post("/query", response_model=None)
+@router.post("/query", response_model=None, openapi_extra=json_body(QUERY_BODY), responses=ok(
+    QueryAnswer, "The answer (JSON), or with stream=true text/plain chunks ending in a [SOURCES] trailer",
+    media_types=("text/plain",)))
+@access(READ)
 def query(
     body: Any = Body(..., examples=[QUERY_EXAMPLE]), services: Services = Depends(get_services)
 ) -> dict[str, Any] | StreamingResponse | JSONResponse:
@@ -70,7 +77,9 @@ def query(
         return JSONResponse(status_code=500, content={"error": "query_failed", "message": str(exc)})
 
 
-@router.post("/ranking/preview")
+@router.post("/ranking/preview", response_model=None, openapi_extra=json_body(PREVIEW_BODY),
+             responses=ok(RankingPreview))
+@access(READ)
 def ranking_preview(
     body: Any = Body(..., examples=[{"question": "How does the approval flow progress?"}]),
     services: Services = Depends(get_services),
@@ -85,13 +94,15 @@ def ranking_preview(
     )
 
 
-@router.get("/cache/stats")
+@router.get("/cache/stats", response_model=None, responses=ok(CacheStats))
+@access(READ)
 def cache_stats(services: Services = Depends(get_services)) -> dict[str, Any]:
     """Sizes and keys of the query-embedding and answer caches."""
     return caches(services).stats()
 
 
-@router.post("/cache/clear")
+@router.post("/cache/clear", response_model=None, responses=ok(Cleared))
+@access(WRITE)
 def cache_clear(services: Services = Depends(get_services)) -> dict[str, bool]:
     """Empty both caches."""
     caches(services).clear()

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from app.api.deps import get_services
+from app.api.openapi import ok
+from app.api.openapi.models import Evidences, ReasonAnswer
+from app.api.security import READ, access
 from app.core.errors import BadInput
+from app.core.text import IDENTIFIER_PATTERN, NONBLANK_IDENTIFIER_PATTERN, NONBLANK_TEXT_PATTERN, TEXT_PATTERN
 from app.reasoning import service
 from app.services.container import Services
 from app.services.llm import require_llm
 
 router = APIRouter(tags=["reasoning"])
+
+
+EntityName = Annotated[str, StringConstraints(max_length=500, pattern=NONBLANK_IDENTIFIER_PATTERN)]
 
 
 def _not_blank(value: str | None, name: str) -> str | None:
@@ -26,10 +33,10 @@ def _not_blank(value: str | None, name: str) -> str | None:
 class StructGPTRequest(BaseModel):
     """StructGPT over the KG: from the topic entities, up to ``max_depth`` hops."""
 
-    question: str = Field(min_length=1, max_length=4000)
-    topic_entities: list[str] = Field(min_length=1, max_length=20)
-    dataset: str | None = Field(None, min_length=1, max_length=200)
-    sample_id: str | None = Field(None, min_length=1, max_length=200)
+    question: str = Field(min_length=1, max_length=4000, pattern=NONBLANK_TEXT_PATTERN)
+    topic_entities: list[EntityName] = Field(min_length=1, max_length=20)
+    dataset: str | None = Field(None, min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)
+    sample_id: str | None = Field(None, min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)
     max_depth: int = Field(3, ge=1, le=10)
     width: int = Field(5, ge=1, le=50)
     bidirectional: bool = True
@@ -51,7 +58,7 @@ class StructGPTRequest(BaseModel):
 class CoRAGRequest(BaseModel):
     """CoRAG chain-of-retrieval over NeoRAG's hybrid retrieval."""
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, max_length=4000, pattern=NONBLANK_TEXT_PATTERN)
     max_path_length: int = Field(3, ge=1, le=10)
     decode_strategy: Literal["greedy", "best_of_n", "tree_search"] = "greedy"
     best_n: int = Field(4, ge=1, le=16)
@@ -68,12 +75,12 @@ class CoRAGRequest(BaseModel):
 class EvidenceRequest(BaseModel):
     """CONVINSE evidences for a question (or its structured representation)."""
 
-    question: str | None = Field(None, max_length=4000)
-    structured_representation: str | None = Field(None, max_length=4000)
+    question: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
+    structured_representation: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
     sources: list[Literal["kb", "text"]] = Field(["kb", "text"], min_length=1)
     max_evidences: int = Field(100, ge=1, le=1000)
-    dataset: str | None = Field(None, min_length=1, max_length=200)
-    sample_id: str | None = Field(None, min_length=1, max_length=200)
+    dataset: str | None = Field(None, min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)
+    sample_id: str | None = Field(None, min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)
 
 
 def _scope(dataset: str | None, sample_id: str | None) -> None:
@@ -81,7 +88,8 @@ def _scope(dataset: str | None, sample_id: str | None) -> None:
         raise BadInput("dataset: sample_id needs its dataset", field="dataset")
 
 
-@router.post("/reason/structgpt")
+@router.post("/reason/structgpt", response_model=None, responses=ok(ReasonAnswer))
+@access(READ)
 async def reason_structgpt(
     body: StructGPTRequest, services: Services = Depends(get_services)
 ) -> dict[str, Any]:
@@ -91,14 +99,16 @@ async def reason_structgpt(
     return await run_in_threadpool(service.structgpt, services, llm, body.model_dump())
 
 
-@router.post("/reason/corag")
+@router.post("/reason/corag", response_model=None, responses=ok(ReasonAnswer))
+@access(READ)
 async def reason_corag(body: CoRAGRequest, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Answer a multi-hop question with a CoRAG chain of sub-queries over hybrid retrieval."""
     llm = require_llm(services.llm)
     return await run_in_threadpool(service.corag, services, llm, body.model_dump())
 
 
-@router.post("/evidence")
+@router.post("/evidence", response_model=None, responses=ok(Evidences))
+@access(READ)
 async def evidence(body: EvidenceRequest, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Top-e CONVINSE evidences (KB facts and text chunks); no LLM needed."""
     if not (body.question or "").strip() and not (body.structured_representation or "").strip():

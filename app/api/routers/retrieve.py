@@ -14,12 +14,26 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from app.api.deps import get_services
+from app.api.openapi import errors, json_body, model_ref
+from app.api.openapi.bodies import RETRIEVE_BODY, RETRIEVE_PARAMETERS
+from app.api.openapi.models import KGAnswer, KGChatAnswer, Passage, Passages
+from app.api.security import READ, access
 from app.core.errors import BadInput
 from app.kg.runtime import kg_cache
 from app.kg.service import CHAT, SEED, run_actions
 
 router = APIRouter(tags=["kg"])
 _FORMATS = {None: SEED, "": SEED, "seed": SEED, "legacy": SEED, "chat": CHAT}
+_ANSWERS = {"anyOf": [
+    {"type": "array", "items": {"anyOf": [model_ref(KGAnswer), model_ref(KGChatAnswer)]},
+     "description": "KG actions: one answer per item, same order"},
+    model_ref(Passages),
+    {"type": "array", "items": model_ref(Passage), "description": "Passages with ?shape=list"}]}
+_DOCS: dict[str, Any] = {
+    "openapi_extra": {**json_body(RETRIEVE_BODY), "parameters": RETRIEVE_PARAMETERS},
+    "responses": {200: {"description": "KG answers, or passages",
+                        "content": {"application/json": {"schema": _ANSWERS}}}, **errors(413)},
+}
 
 
 def _dumps(data: Any) -> Response:
@@ -27,7 +41,9 @@ def _dumps(data: Any) -> Response:
     return Response(content=body.encode("utf-8"), media_type="application/json")
 
 
-@router.post("/retrieve", summary="KG-R1 actions (JSON list body) or CoRAG passages (JSON object body)")
+@router.post("/retrieve", summary="KG-R1 actions (JSON list body) or CoRAG passages (JSON object body)",
+             **_DOCS)
+@access(READ)
 async def retrieve(request: Request) -> Response:
     """List body: one answer per action, same order (``?format=chat`` for the chat shape).
 
@@ -39,11 +55,11 @@ async def retrieve(request: Request) -> Response:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
     services = get_services(request)
+    fmt_param = request.query_params.get("format")
+    fmt = _FORMATS.get(fmt_param)
+    if fmt is None:
+        raise BadInput(f"format: must be 'chat' or 'seed', got {fmt_param!r}", field="format")
     if isinstance(data, list):
-        fmt_param = request.query_params.get("format")
-        fmt = _FORMATS.get(fmt_param)
-        if fmt is None:
-            raise BadInput(f"format: must be 'chat' or 'seed', got {fmt_param!r}", field="format")
         limit = services.settings.kg_max_batch
         if len(data) > limit:
             return JSONResponse(status_code=413, content={

@@ -1,0 +1,5 @@
+"""API security: access levels per route, API keys, Host/Origin checks and request-body limits."""
+
+from app.api.security.access import PUBLIC, READ, WRITE, access
+
+__all__ = ["PUBLIC", "READ", "WRITE", "access"]
