@@ -59,7 +59,8 @@ def test_neorag_service_waits_for_a_healthy_neo4j(compose: dict[str, Any]) -> No
     app = compose["services"]["neorag"]
     assert app["depends_on"] == {"neo4j": {"condition": "service_healthy"}}
     assert (REPO_ROOT / app["build"]["context"] / app["build"]["dockerfile"]).is_file()
-    assert [str(p) for p in app["ports"]] == ["8010:8010"]
+    assert [str(p) for p in app["ports"]] == ["127.0.0.1:8010:8010"]  # loopback: served without keys
+    assert app["command"] == ["neorag", "serve", "--host", "0.0.0.0", "--insecure"]
     env = _env(app)
     assert env["NEORAG_BACKEND"] == "neo4j"
     assert env["NEORAG_NEO4J_URI"] == "bolt://neo4j:7687"

@@ -13,6 +13,7 @@ from app import API_VERSION
 from app.api.errors import install_error_handlers
 from app.api.openapi import document as openapi_document
 from app.api.routers import auth, health, ingest, kg, query, reason, retrieve, ui
+from app.api.security import PUBLIC, access
 from app.api.security.middleware import AccessGuard, EdgeGuard
 from app.api.security.policy import Policy
 from app.core.config import Settings, get_settings
@@ -55,6 +56,10 @@ def create_app(settings: Settings | None = None,
 def _install_guards(app: FastAPI, settings: Settings, policy: Policy) -> None:
     """EdgeGuard (Host, cross-site) -> CORS -> AccessGuard (keys, body checks) -> routes; the OpenAPI."""
     app.state.policy = policy
+    docs = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url} - {None}
+    for route in app.router.routes:  # FastAPI's own documentation pages: no data, no state
+        if getattr(route, "path", None) in docs:
+            access(PUBLIC)(route.endpoint)  # type: ignore[attr-defined]
     app.add_middleware(AccessGuard, policy=policy)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_credentials=False,

@@ -7,6 +7,7 @@ import socket
 import typer
 
 from app.commands.common import load_settings
+from app.commands.exposure import check_exposure
 from app.core.config import Settings
 from app.core.errors import ConfigError, StoreUnavailable
 
@@ -45,6 +46,8 @@ def register(cli: typer.Typer) -> None:
     def serve(
         host: str = typer.Option(None, help="Bind address (default NEORAG_API_HOST, 127.0.0.1)."),
         port: int = typer.Option(None, help="Port (default NEORAG_API_PORT, 8010; KG-R1 clients use 8001)."),
+        insecure: bool = typer.Option(False, "--insecure",
+                                      help="Serve a non-loopback address without NEORAG_API_KEYS (not advised)."),
     ) -> None:
         """Serve the API (and FalkorDB when the backend is embedded)."""
         import uvicorn
@@ -52,7 +55,7 @@ def register(cli: typer.Typer) -> None:
         from app.api.main import create_app
         from app.services.container import build_services
 
-        settings = load_settings(api_host=host, api_port=port)
+        settings = check_exposure(load_settings(api_host=host, api_port=port), insecure)
         # fail fast, with a one-line error, before loading models or binding the port
         check_port_free(settings.api_host, settings.api_port)
         check_store_reachable(settings)

@@ -46,6 +46,8 @@ def top_k(settings: Settings, value: Any, default: int, field: str = "top_k") ->
     """An integer in 1..retrieval_max_top_k, or the default when absent."""
     if value is None:
         return default
+    if isinstance(value, float) and value.is_integer():  # 3.0 is an integer to JSON (and its schema)
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadInput(f"{field}: must be an integer", field=field)
     if not 1 <= value <= settings.retrieval_max_top_k:

@@ -8,7 +8,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from app.api.openapi import errors, ok
+from app.api.openapi.strict import StrictBody
 from app.api.security import READ, access
+from app.api.security.access import flat_routes
 from app.api.security.middleware import CREDENTIAL_KEY, STREAM_TOKEN_PARAM
 from app.api.security.policy import Policy
 from app.core.errors import BadInput
@@ -16,7 +18,7 @@ from app.core.errors import BadInput
 router = APIRouter(tags=["auth"])
 
 
-class StreamTokenRequest(BaseModel):
+class StreamTokenRequest(StrictBody):
     """Which GET stream the token is for."""
 
     path: str = Field("/ingest/stream", pattern=r"^/[^\x00-\x1f\x7f-\x9f?#]{0,200}$",
@@ -54,7 +56,7 @@ def stream_token(body: StreamTokenRequest, request: Request) -> dict[str, Any]:
 
 
 def _get_route(request: Request, path: str) -> Any:
-    for route in request.app.router.routes:
+    for route in flat_routes(request.app.router.routes):
         if getattr(route, "path", None) == path and "GET" in (getattr(route, "methods", None) or ()):
             return route
     raise BadInput(f"path: no GET endpoint {path!r} to open", status=404, field="path")

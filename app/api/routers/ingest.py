@@ -14,6 +14,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
 from app.api.openapi import errors, ok
+from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
 from app.api.security import WRITE, access
 from app.core.errors import NeoRAGError, StoreUnavailable
@@ -29,7 +30,7 @@ router = APIRouter(tags=["ingest"])
 HEARTBEAT_S = 15.0
 
 
-class IngestRequest(BaseModel):
+class IngestRequest(StrictBody):
     """Body of POST /ingest."""
 
     model_config = ConfigDict(extra="ignore")

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import get_services
 from app.api.openapi import ok
+from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import Actions, KGQueryAnswer
 from app.api.security import READ, access
 from app.core.errors import BadInput
@@ -34,7 +35,7 @@ def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
     }
 
 
-class KGQuery(BaseModel):
+class KGQuery(StrictBody):
     """POST /kg/query body."""
 
     query: str = Field(..., max_length=20_000, pattern=NONBLANK_TEXT_PATTERN,

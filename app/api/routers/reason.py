@@ -6,10 +6,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from app.api.deps import get_services
-from app.api.openapi import ok
+from app.api.openapi import errors, ok
+from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import Evidences, ReasonAnswer
 from app.api.security import READ, access
 from app.core.errors import BadInput
@@ -30,8 +31,19 @@ def _not_blank(value: str | None, name: str) -> str | None:
     return value
 
 
-class StructGPTRequest(BaseModel):
+# sample_id needs its dataset (else 422): said in the schema, so valid bodies are the accepted ones
+_SAMPLE_NEEDS_DATASET = {"anyOf": [
+    {"not": {"required": ["sample_id"]}}, {"properties": {"sample_id": {"type": "null"}}},
+    {"required": ["dataset"], "properties": {"dataset": {"type": "string"}}}]}
+_QUESTION_OR_REPRESENTATION = {"anyOf": [
+    {"required": [name], "properties": {name: {"type": "string", "pattern": NONBLANK_TEXT_PATTERN}}}
+    for name in ("question", "structured_representation")]}
+
+
+class StructGPTRequest(StrictBody):
     """StructGPT over the KG: from the topic entities, up to ``max_depth`` hops."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": [_SAMPLE_NEEDS_DATASET]})
 
     question: str = Field(min_length=1, max_length=4000, pattern=NONBLANK_TEXT_PATTERN)
     topic_entities: list[EntityName] = Field(min_length=1, max_length=20)
@@ -55,7 +67,7 @@ class StructGPTRequest(BaseModel):
         return [e.strip() for e in v]
 
 
-class CoRAGRequest(BaseModel):
+class CoRAGRequest(StrictBody):
     """CoRAG chain-of-retrieval over NeoRAG's hybrid retrieval."""
 
     question: str = Field(min_length=1, max_length=4000, pattern=NONBLANK_TEXT_PATTERN)
@@ -72,8 +84,10 @@ class CoRAGRequest(BaseModel):
         return _not_blank(v, "question") or v
 
 
-class EvidenceRequest(BaseModel):
+class EvidenceRequest(StrictBody):
     """CONVINSE evidences for a question (or its structured representation)."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": [_SAMPLE_NEEDS_DATASET, _QUESTION_OR_REPRESENTATION]})
 
     question: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
     structured_representation: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
@@ -88,7 +102,7 @@ def _scope(dataset: str | None, sample_id: str | None) -> None:
         raise BadInput("dataset: sample_id needs its dataset", field="dataset")
 
 
-@router.post("/reason/structgpt", response_model=None, responses=ok(ReasonAnswer))
+@router.post("/reason/structgpt", response_model=None, responses={**ok(ReasonAnswer), **errors(404)})
 @access(READ)
 async def reason_structgpt(
     body: StructGPTRequest, services: Services = Depends(get_services)
@@ -107,7 +121,7 @@ async def reason_corag(body: CoRAGRequest, services: Services = Depends(get_serv
     return await run_in_threadpool(service.corag, services, llm, body.model_dump())
 
 
-@router.post("/evidence", response_model=None, responses=ok(Evidences))
+@router.post("/evidence", response_model=None, responses={**ok(Evidences), **errors(404)})
 @access(READ)
 async def evidence(body: EvidenceRequest, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Top-e CONVINSE evidences (KB facts and text chunks); no LLM needed."""

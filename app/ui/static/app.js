@@ -61,11 +61,70 @@
     return (status ? "HTTP " + status + ": " : "") + (body || "request failed");
   }
 
+  // ------------------------------------------------------------------ API key (NEORAG_API_KEYS)
+  // Asked once, when the server first answers 401 (or 403 for a read key on a write action); kept in this
+  // tab's sessionStorage, or in localStorage when "remember" is ticked; sent as X-API-Key on every fetch.
+  // EventSource cannot send headers: ingest.js asks POST /auth/stream-token for a short-lived token instead.
+  const KEY_STORE = "neorag.apiKey";
+  function storedKey() { return sessionStorage.getItem(KEY_STORE) || localStorage.getItem(KEY_STORE) || ""; }
+  function authHeaders(extra) {
+    const key = storedKey();
+    return Object.assign({}, extra || {}, key ? { "X-API-Key": key } : {});
+  }
+  let keyPrompt = null;
+  function askForKey(reason) {
+    if (keyPrompt) return keyPrompt;
+    const dialog = $("#key-dialog");
+    $("#key-reason").textContent = reason || "This server needs an API key.";
+    $("#key-input").value = "";
+    keyPrompt = new Promise((resolve) => {
+      const done = (key) => {
+        dialog.close();
+        $("#key-form").onsubmit = null; $("#key-cancel").onclick = null; $("#key-forget").onclick = null;
+        keyPrompt = null;
+        resolve(key);
+      };
+      $("#key-form").onsubmit = (ev) => {
+        ev.preventDefault();
+        const key = $("#key-input").value.trim();
+        if (!key) return;
+        sessionStorage.setItem(KEY_STORE, key);
+        if ($("#key-remember").checked) localStorage.setItem(KEY_STORE, key); else localStorage.removeItem(KEY_STORE);
+        done(key);
+      };
+      $("#key-cancel").onclick = () => done(null);
+      $("#key-forget").onclick = () => { sessionStorage.removeItem(KEY_STORE); localStorage.removeItem(KEY_STORE); done(null); };
+      dialog.showModal();
+      $("#key-input").focus();
+    });
+    return keyPrompt;
+  }
+
+  /** Whether a response asks for (another) key: 401, or 403 insufficient_scope. */
+  async function wantsKey(resp) {
+    if (resp.status === 401) return "This server needs an API key (NEORAG_API_KEYS).";
+    if (resp.status !== 403) return null;
+    const body = await resp.clone().json().catch(() => ({}));
+    return body && body.error === "insufficient_scope" ? "This action needs a write key: " + body.message : null;
+  }
+
+  /** fetch with the stored API key; on 401 (or a read key used for a write) ask for a key once, then retry. */
+  async function authFetch(path, opts) {
+    const options = Object.assign({}, opts || {});
+    const extra = options.headers || {};
+    let resp = await fetch(path, Object.assign({}, options, { headers: authHeaders(extra) }));
+    const reason = await wantsKey(resp);
+    if (reason && await askForKey(reason)) {
+      resp = await fetch(path, Object.assign({}, options, { headers: authHeaders(extra) }));
+    }
+    return resp;
+  }
+
   /** fetch + JSON with errors turned into exceptions carrying a readable message. */
   async function api(method, path, body) {
     let resp;
     try {
-      resp = await fetch(path, {
+      resp = await authFetch(path, {
         method,
         headers: body === undefined ? {} : { "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -191,7 +250,8 @@
   $("#status-refresh").addEventListener("click", loadStatus);
 
   window.NeoRAG = { $, $$, el, escapeHtml, fmtNum, fmtValue, fillKv, api, errorText, showError, views,
-    refreshHealth };
+    refreshHealth, authFetch, authHeaders, askForKey, storedKey };
+  $("#key-change").addEventListener("click", (ev) => { ev.preventDefault(); askForKey("Enter the API key to use."); });
 
   window.addEventListener("hashchange", route);
   document.addEventListener("DOMContentLoaded", () => {

@@ -116,7 +116,7 @@
     let text = "";
     let firstAt = null;
     try {
-      const resp = await fetch("/query", { method: "POST", headers: { "Content-Type": "application/json" },
+      const resp = await window.NeoRAG.authFetch("/query", { method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify(body) });
       if (!resp.ok) {
         const raw = await resp.text();

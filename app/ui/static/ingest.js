@@ -183,7 +183,8 @@
   async function explainRefusal(url) {
     const ctrl = new AbortController();
     try {
-      const resp = await fetch(url, { signal: ctrl.signal, headers: { Accept: "application/json" } });
+      const resp = await fetch(url, { signal: ctrl.signal,
+        headers: window.NeoRAG.authHeaders({ Accept: "application/json" }) });
       const type = resp.headers.get("content-type") || "";
       if (!resp.ok || !type.includes("event-stream")) {
         const text = await resp.text();
@@ -239,7 +240,22 @@
     timer = setInterval(() => {
       $("#ingest-elapsed").textContent = ((Date.now() - run.startedAt) / 1000).toFixed(1) + " s";
     }, 200);
-    const source = new EventSource(url);
+    const current = run;
+    streamToken().then((token) => {
+      if (run !== current || run.finished) return; // stopped (or restarted) while the token was on its way
+      openStream(token ? url + "&sse_token=" + encodeURIComponent(token) : url, url);
+    }, (e) => fail(e.message));
+  }
+
+  /** A short-lived token for the EventSource when the server has API keys (null when it has none). */
+  async function streamToken() {
+    const data = await window.NeoRAG.api("POST", "/auth/stream-token", { path: "/ingest/stream" });
+    return data && data.token;
+  }
+
+  /** Open the EventSource on ``streamUrl`` (it may carry the token; ``url`` is the one shown and replayed). */
+  function openStream(streamUrl, url) {
+    const source = new EventSource(streamUrl);
     run.source = source;
     const handler = (name) => (ev) => {
       // A *named* SSE event "error" is a MessageEvent with data; a connection error is a plain Event.

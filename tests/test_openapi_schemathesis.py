@@ -1,0 +1,82 @@
+"""schemathesis (pinned in pyproject) over EVERY operation of the real app, with all its checks.
+
+The app runs in-process on the session FalkorDB with the real model, a loaded KG dataset, an ingested
+corpus, a scripted LLM and API keys set (so the auth checks run too); a bounded number of examples per
+operation keeps it to a couple of minutes. Any server error, schema violation, rejected valid request,
+accepted invalid request or undocumented status code fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from schemathesis.config import SchemathesisConfig
+
+from app.api.main import create_app
+from app.core.config import Settings
+from app.services.container import build_services
+from app.store.embedded import ServerInfo
+from tests.conftest import FIXTURES
+from tests.support.fake_openai import ScriptedOpenAI
+from tests.support.kg import kg_settings, loaded_store
+
+READ_KEY = "schemathesis-read-key-0001"
+WRITE_KEY = "schemathesis-write-key-0001"
+KEYS = f"read:{READ_KEY},write:{WRITE_KEY}"
+EXAMPLES = int(os.environ.get("NEORAG_TEST_SCHEMATHESIS_EXAMPLES", "12"))  # raise it for a deeper run
+
+
+def _llm(body: dict[str, Any]) -> str:
+    """Any answer will do: the reasoning endpoints only need an LLM that replies."""
+    return "Final answer: Jamaica"
+
+
+@pytest.fixture(scope="module")
+def api_app(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FastAPI]:
+    root = tmp_path_factory.mktemp("schemathesis_roots")
+    shutil.copytree(FIXTURES / "ui" / "corpus", root / "corpus")
+    with ScriptedOpenAI(default=_llm) as llm:
+        settings: Settings = kg_settings(falkor_server).model_copy(update={
+            "ingest_roots": [root], "llm_base_url": llm.base_url, "llm_max_retries": 0,
+            "api_keys": KEYS, "allowed_hosts": ["testserver"]})
+        with loaded_store(settings, pq=False):
+            app = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
+            with TestClient(app, base_url="http://127.0.0.1") as client:  # runs the lifespan (services)
+                done = client.post("/ingest", json={"path": str(root / "corpus")},
+                                   headers={"X-API-Key": WRITE_KEY})
+                assert done.status_code == 200, done.text
+                yield app
+
+
+def _schema() -> Any:
+    """The served document, loaded at collection from an app with the same limits and keys (the calls go to
+    the fixture's app, which has the same document; building an app starts nothing)."""
+    config = SchemathesisConfig.from_dict({
+        "auth": {"openapi": {"ApiKeyHeader": {"api_key": WRITE_KEY}}},
+        "checks": {"negative_data_rejection": {"expected-statuses": [
+            "400", "401", "403", "404", "405", "406", "409", "413", "415", "422"]}},
+    })
+    template = create_app(Settings(_env_file=None, api_keys=KEYS, allowed_hosts=["testserver"],  # type: ignore[call-arg]
+                                   llm_base_url="http://127.0.0.1:9/v1"))
+    loaded = schemathesis.openapi.from_asgi("/openapi.json", template, config=config)
+    loaded.config.generation.update(max_examples=EXAMPLES)
+    return loaded
+
+
+schema = _schema()
+
+
+@schema.parametrize()
+@hypothesis_settings(deadline=None, max_examples=EXAMPLES, suppress_health_check=list(HealthCheck),
+                     database=None)
+def test_every_operation_conforms_to_its_openapi(case: Any, api_app: FastAPI) -> None:
+    case.call_and_validate(app=api_app)
