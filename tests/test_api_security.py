@@ -1,4 +1,4 @@
-"""API keys, declared route scopes, stream tokens, Host allow-list and cross-site refusal (real app, real store)."""
+"""API keys, route scopes, stream tokens, Host allow-list, cross-site refusal (real app and store)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def _error(resp: Any, status: int, code: str) -> dict[str, Any]:
 
 def test_keys_parse_and_malformed_keys_fail_at_start() -> None:
     ring = KeyRing.parse(KEYS)
-    assert ring.enabled and ring.level_of(READ_KEY.encode()) == READ and ring.level_of(WRITE_KEY.encode()) == WRITE
+    assert ring.enabled and ring.level_of(READ_KEY.encode()) == READ
+    assert ring.level_of(WRITE_KEY.encode()) == WRITE
     assert ring.level_of(b"read-key-for-tests-0002") is None and ring.level_of(b"") is None
     assert not KeyRing.parse("").enabled and not KeyRing.parse(" , ").enabled
     for bad in ("admin:" + "x" * 20, "read:short", "x" * 20, "write:" + "a b" * 8):
@@ -99,7 +100,8 @@ def test_public_read_opens_reads_only(settings: Settings) -> None:
         assert client.post("/retrieve", json=[KG_ITEM]).status_code == 200
         assert client.post("/retrieve", json={"query": "anything"}).status_code == 200
         _error(client.post("/cache/clear"), 401, "unauthorized")
-        _error(client.get("/diagnostics", headers={"X-API-Key": "wrong-key-wrong-key"}), 401, "invalid_api_key")
+        wrong = client.get("/diagnostics", headers={"X-API-Key": "wrong-key-wrong-key"})
+        _error(wrong, 401, "invalid_api_key")
         _error(client.post("/auth/stream-token", json={}), 401, "invalid_request")  # nothing to grant
 
 
@@ -164,13 +166,16 @@ def test_stream_token_opens_one_get_path_for_a_while(keyed: TestClient, tmp_path
     _error(keyed.get("/diagnostics", params={"sse_token": minted["token"]}), 401, "invalid_api_key")  # path
     _error(keyed.post("/cache/clear", params={"sse_token": minted["token"]}), 401, "unauthorized")  # GET only
     read = keyed.post("/auth/stream-token", json={}, headers=READ_H).json()
-    _error(keyed.get("/ingest/stream", params={**params, "sse_token": read["token"]}), 403, "insufficient_scope")
+    with_read = keyed.get("/ingest/stream", params={**params, "sse_token": read["token"]})
+    _error(with_read, 403, "insufficient_scope")
     tampered = minted["token"].replace(".write.", ".read.")
     _error(keyed.get("/ingest/stream", params={**params, "sse_token": tampered}), 401, "invalid_api_key")
     ring = KeyRing.parse(KEYS)
     old = ring.mint("write", "/ingest/stream", 60, now=time.time() - 120)
-    assert ring.verify(old, "/ingest/stream") is None and ring.verify(old, "/ingest/stream", now=time.time() - 100)
-    assert KeyRing.parse(f"write:{WRITE_KEY}").verify(minted["token"], "/ingest/stream") is None  # keys changed
+    assert ring.verify(old, "/ingest/stream") is None
+    assert ring.verify(old, "/ingest/stream", now=time.time() - 100) == "write"
+    changed = KeyRing.parse(f"write:{WRITE_KEY}")  # other keys: other secret
+    assert changed.verify(minted["token"], "/ingest/stream") is None
     assert keyed.post("/auth/stream-token", json={"path": "/nope"}, headers=READ_H).status_code == 404
 
 
@@ -211,8 +216,8 @@ def test_state_changes_from_another_origin_are_refused(settings: Settings, tmp_p
                    {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}]
         for headers in foreign:
             _error(client.post("/cache/clear", headers=headers), 403, "cross_site_request")
-            _error(client.get("/ingest/stream", params={"path": str(tmp_path / "docs")}, headers=headers), 403,
-                   "cross_site_request")
+            stream = client.get("/ingest/stream", params={"path": str(tmp_path / "docs")}, headers=headers)
+            _error(stream, 403, "cross_site_request")
             _error(client.post("/ingest", json={"path": str(tmp_path / "docs")}, headers=headers), 403,
                    "cross_site_request")
             _error(client.delete("/query", headers=headers), 403, "cross_site_request")

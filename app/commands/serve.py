@@ -46,8 +46,8 @@ def register(cli: typer.Typer) -> None:
     def serve(
         host: str = typer.Option(None, help="Bind address (default NEORAG_API_HOST, 127.0.0.1)."),
         port: int = typer.Option(None, help="Port (default NEORAG_API_PORT, 8010; KG-R1 clients use 8001)."),
-        insecure: bool = typer.Option(False, "--insecure",
-                                      help="Serve a non-loopback address without NEORAG_API_KEYS (not advised)."),
+        insecure: bool = typer.Option(
+            False, "--insecure", help="Serve a non-loopback address without NEORAG_API_KEYS (not advised)."),
     ) -> None:
         """Serve the API (and FalkorDB when the backend is embedded)."""
         import uvicorn

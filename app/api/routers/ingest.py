@@ -9,13 +9,13 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
 from app.api.openapi import errors, ok
-from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
+from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
 from app.core.errors import NeoRAGError, StoreUnavailable
 from app.core.text import NONBLANK_TEXT_PATTERN

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from app.api.deps import get_services
 from app.api.openapi import ok
-from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import Actions, KGQueryAnswer
+from app.api.openapi.strict import StrictBody
 from app.api.security import READ, access
 from app.core.errors import BadInput
 from app.core.text import IDENTIFIER_PATTERN, NONBLANK_TEXT_PATTERN, TEXT_PATTERN

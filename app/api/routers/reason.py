@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
@@ -10,8 +10,8 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from app.api.deps import get_services
 from app.api.openapi import errors, ok
-from app.api.openapi.strict import StrictBody
 from app.api.openapi.models import Evidences, ReasonAnswer
+from app.api.openapi.strict import StrictBody
 from app.api.security import READ, access
 from app.core.errors import BadInput
 from app.core.text import IDENTIFIER_PATTERN, NONBLANK_IDENTIFIER_PATTERN, NONBLANK_TEXT_PATTERN, TEXT_PATTERN
@@ -32,10 +32,10 @@ def _not_blank(value: str | None, name: str) -> str | None:
 
 
 # sample_id needs its dataset (else 422): said in the schema, so valid bodies are the accepted ones
-_SAMPLE_NEEDS_DATASET = {"anyOf": [
+_SAMPLE_NEEDS_DATASET: dict[str, Any] = {"anyOf": [
     {"not": {"required": ["sample_id"]}}, {"properties": {"sample_id": {"type": "null"}}},
     {"required": ["dataset"], "properties": {"dataset": {"type": "string"}}}]}
-_QUESTION_OR_REPRESENTATION = {"anyOf": [
+_QUESTION_OR_REPRESENTATION: dict[str, Any] = {"anyOf": [
     {"required": [name], "properties": {name: {"type": "string", "pattern": NONBLANK_TEXT_PATTERN}}}
     for name in ("question", "structured_representation")]}
 
@@ -43,7 +43,7 @@ _QUESTION_OR_REPRESENTATION = {"anyOf": [
 class StructGPTRequest(StrictBody):
     """StructGPT over the KG: from the topic entities, up to ``max_depth`` hops."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": [_SAMPLE_NEEDS_DATASET]})
+    model_config = ConfigDict(json_schema_extra=cast(Any, {"allOf": [_SAMPLE_NEEDS_DATASET]}))
 
     question: str = Field(min_length=1, max_length=4000, pattern=NONBLANK_TEXT_PATTERN)
     topic_entities: list[EntityName] = Field(min_length=1, max_length=20)
@@ -87,7 +87,8 @@ class CoRAGRequest(StrictBody):
 class EvidenceRequest(StrictBody):
     """CONVINSE evidences for a question (or its structured representation)."""
 
-    model_config = ConfigDict(json_schema_extra={"allOf": [_SAMPLE_NEEDS_DATASET, _QUESTION_OR_REPRESENTATION]})
+    model_config = ConfigDict(json_schema_extra=cast(Any, {
+        "allOf": [_SAMPLE_NEEDS_DATASET, _QUESTION_OR_REPRESENTATION]}))
 
     question: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
     structured_representation: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
