@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import uvicorn
+from fastapi import FastAPI
 
 from app.api.main import create_app
 from app.core.config import Settings
@@ -54,9 +55,9 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(settings: Settings, timeout_s: float = 60.0) -> Iterator[LiveServer]:
-    """Serve the app (services built on the already running store)."""
-    app = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
+def live_server(settings: Settings, timeout_s: float = 60.0, app: FastAPI | None = None) -> Iterator[LiveServer]:
+    """Serve the app (services built on the already running store), or ``app`` when given."""
+    app = app or create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = _Server(config)

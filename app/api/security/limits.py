@@ -28,6 +28,17 @@ def json_depth_over(body: bytes, limit: int) -> bool:
     return max(accumulate(map(_STEP.__getitem__, structure)), default=0) > limit
 
 
+def non_json_number(body: bytes) -> str | None:
+    """``NaN`` / ``Infinity`` outside strings (Python's json accepts them; JSON and its encoders do not)."""
+    if b"NaN" not in body and b"Infinity" not in body:
+        return None
+    bare = _STRING.sub(b"", body)
+    for token in (b"NaN", b"Infinity"):
+        if token in bare:
+            return token.decode()
+    return None
+
+
 def lone_surrogate(body: bytes) -> str | None:
     """The first unpaired ``\\uD800``-``\\uDFFF`` escape in the JSON text, or None."""
     if b"\\u" not in body:

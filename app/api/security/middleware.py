@@ -206,6 +206,9 @@ class AccessGuard:
         if lone is not None:
             return (f"the escape {lone} is a lone UTF-16 surrogate, not a character: "
                     "send valid Unicode text")
+        number = limits.non_json_number(body)
+        if number is not None:
+            return f"{number} is not a JSON number"
         return None
 
     async def _too_large(self, send: Send, size: int | None, limit: int, multipart: bool) -> None:

@@ -1,0 +1,142 @@
+"""Bad input never gives a 5xx, and never costs the keep-alive connection: a real uvicorn on a free port,
+one ``http.client`` connection sending each bad request followed by a good one on the same socket."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from fastapi import FastAPI
+
+from app.api.main import create_app
+from app.api.security import READ, access
+from app.core.config import Settings
+from app.services.container import build_services
+from tests.browser.server import LiveServer, live_server
+
+JSON = {"Content-Type": "application/json"}
+ITEM = {"action_type": "get_relations", "dataset_name": "webqsp", "sample_id": "s1", "entity_id": "e"}
+
+
+@pytest.fixture(scope="module")
+def served(falkor_server: Any) -> Iterator[LiveServer]:
+    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
+                        falkor_port=falkor_server.port, graph_name="limits_test", llm_base_url=None)
+    app: FastAPI = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
+
+    @access(READ)
+    def broken() -> None:  # a bug in some endpoint: JSON 500, connection kept
+        raise RuntimeError("simulated bug")
+
+    app.add_api_route("/x/broken", broken, methods=["GET"])
+    with live_server(settings, app=app) as server:
+        yield server
+
+
+@pytest.fixture
+def conn(served: LiveServer) -> Iterator[http.client.HTTPConnection]:
+    parts = urlsplit(served.url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+    yield connection
+    connection.close()
+
+
+def _send(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None = None,
+          headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any] | list[Any], dict[str, str]]:
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    raw = resp.read()
+    assert resp.getheader("content-type", "").startswith("application/json"), raw[:200]
+    return resp.status, json.loads(raw), {k.lower(): v for k, v in resp.getheaders()}
+
+
+def _still_alive(conn: http.client.HTTPConnection, sock: Any) -> None:
+    status, body, headers = _send(conn, "GET", "/health")
+    assert status == 200 and body["status"] == "ok"  # type: ignore[call-overload]
+    assert conn.sock is sock, "the server closed the keep-alive connection after the error"
+    assert headers.get("connection", "keep-alive").lower() != "close"
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+BAD_REQUESTS: list[tuple[str, str, str, bytes | None, dict[str, str], int, str]] = [
+    ("deep JSON list", "POST", "/retrieve", DEEP, JSON, 422, "nested deeper than 64"),
+    ("deep JSON object", "POST", "/query", b'{"a":' * 50_000 + b"1" + b"}" * 50_000, JSON, 422, "deeper"),
+    ("deep, sent as text/plain", "POST", "/retrieve", DEEP, {"Content-Type": "text/plain"}, 415, "Content-Type"),
+    ("lone surrogate /query", "POST", "/query", b'{"question": "\\ud800 hi"}', JSON, 422, "surrogate"),
+    ("lone low surrogate", "POST", "/ranking/preview", b'{"question": "a\\udc00"}', JSON, 422, "surrogate"),
+    ("reversed pair", "POST", "/ranking/preview", b'{"question": "\\ude00\\ud83d"}', JSON, 422, "surrogate"),
+    ("surrogate CoRAG", "POST", "/retrieve", b'{"query": "\\ud800"}', JSON, 422, "surrogate"),
+    ("surrogate KG list", "POST", "/retrieve", b'[{"entity_id": "\\udbff"}]', JSON, 422, "surrogate"),
+    ("surrogate ingest", "POST", "/ingest", b'{"path": "/data/\\ud800"}', JSON, 422, "surrogate"),
+    ("surrogate in a key", "POST", "/evidence", b'{"\\ud800": 1, "question": "q"}', JSON, 422, "surrogate"),
+    ("malformed JSON", "POST", "/query", b'{"question": "x",', JSON, 422, "not valid JSON"),
+    ("invalid UTF-8", "POST", "/query", b'{"question": "\xff\xfe"}', JSON, 422, "UTF-8"),
+    ("NaN", "POST", "/retrieve", b'[{"entity_id": NaN}]', JSON, 422, "NaN"),
+    ("NUL in question", "POST", "/query", b'{"question": "a\\u0000b"}', JSON, 422, "control character"),
+    ("10 MB context item", "POST", "/query",
+     json.dumps({"question": "q", "context": ["x" * 10_000_000]}).encode(), JSON, 413, "NEORAG_MAX_BODY_BYTES"),
+    ("100 kB context item", "POST", "/query",
+     json.dumps({"question": "q", "context": ["x" * 100_000]}).encode(), JSON, 422,
+     "NEORAG_QUERY_MAX_ITEM_CHARS"),
+    ("big history content", "POST", "/query",
+     json.dumps({"question": "q", "history": [{"role": "user", "content": "y" * 30_000}]}).encode(), JSON, 422,
+     "history[0].content"),
+    ("NUL in chunk ids", "GET", "/ui/api/chunks?ids=ok&ids=a%00b", None, {}, 422, "control characters"),
+    ("control char in chunk id", "GET", "/ui/api/chunks?ids=a%01", None, {}, 422, "control characters"),
+    ("NUL in dataset", "GET", "/ui/api/kg/samples?dataset=web%00qsp", None, {}, 422, "control characters"),
+    ("NUL in prefix", "GET", "/ui/api/kg/samples?dataset=webqsp&prefix=%00", None, {}, 422, "control"),
+    ("NUL in sample id", "GET", "/ui/api/kg/sample?dataset=webqsp&sample_id=x%00", None, {}, 422, "control"),
+    ("NUL in ingest path", "GET", "/ingest/stream?path=/data/a%00b", None, {}, 422, "control"),
+    ("unhandled error", "GET", "/x/broken", None, {}, 500, "simulated bug"),
+    ("unknown route", "POST", "/no-such-route", b"{}", JSON, 404, "Not Found"),
+    ("wrong method", "DELETE", "/query", None, {}, 405, "Method Not Allowed"),
+]
+
+
+@pytest.mark.parametrize(("what", "method", "path", "body", "headers", "status", "fragment"), BAD_REQUESTS,
+                         ids=[b[0] for b in BAD_REQUESTS])
+def test_bad_request_is_a_clear_4xx_and_the_connection_survives(
+        conn: http.client.HTTPConnection, what: str, method: str, path: str, body: bytes | None,
+        headers: dict[str, str], status: int, fragment: str) -> None:
+    _send(conn, "GET", "/health")
+    sock = conn.sock
+    got, answer, _ = _send(conn, method, path, body, headers)
+    assert got == status, (what, answer)
+    assert isinstance(answer, dict) and answer["error"] and fragment in answer["message"], (what, answer)
+    _still_alive(conn, sock)
+
+
+def test_oversized_chunked_body_is_413_before_it_is_all_read(conn: http.client.HTTPConnection) -> None:
+    """No Content-Length: counted while streaming, refused at the limit, the connection still usable."""
+    _send(conn, "GET", "/health")
+    sock = conn.sock
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"question": "'
+        for _ in range(9):
+            yield b"x" * 1_000_000
+        yield b'"}'
+
+    conn.request("POST", "/query", body=chunks(), headers=JSON, encode_chunked=True)
+    resp = conn.getresponse()
+    answer = json.loads(resp.read())
+    assert resp.status == 413 and answer["error"] == "body_too_large", answer
+    _still_alive(conn, sock)
+
+
+def test_one_bad_kg_item_gets_its_own_error_and_the_batch_is_answered(conn: http.client.HTTPConnection) -> None:
+    items = [dict(ITEM, entity_id="a\x00b"), ITEM, dict(ITEM, sample_id="x\x1fy"), {"action_type": "nope"},
+             dict(ITEM, relation="r\x7f", action_type="get_tail_entities")]
+    for fmt in ("", "?format=chat"):
+        status, answers, _ = _send(conn, "POST", "/retrieve" + fmt, json.dumps(items).encode(), JSON)
+        assert status == 200 and isinstance(answers, list) and len(answers) == len(items)
+        text = [json.dumps(a) for a in answers]
+        assert "entity_id contains the control character U+0000" in text[0]
+        assert "could not be loaded" in text[1] or "KG_SAMPLE_NOT_FOUND" in text[1]  # answered normally
+        assert "sample_id contains the control character U+001F" in text[2]
+        assert "Unsupported action_type" in text[3]
+        assert "relation contains the control character U+007F" in text[4]
