@@ -65,7 +65,7 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 BAD_REQUESTS: list[tuple[str, str, str, bytes | None, dict[str, str], int, str]] = [
     ("deep JSON list", "POST", "/retrieve", DEEP, JSON, 422, "nested deeper than 64"),
     ("deep JSON object", "POST", "/query", b'{"a":' * 50_000 + b"1" + b"}" * 50_000, JSON, 422, "deeper"),
-    ("deep, sent as text/plain", "POST", "/retrieve", DEEP, {"Content-Type": "text/plain"}, 415, "Content-Type"),
+    ("deep, as text/plain", "POST", "/retrieve", DEEP, {"Content-Type": "text/plain"}, 415, "Content-Type"),
     ("lone surrogate /query", "POST", "/query", b'{"question": "\\ud800 hi"}', JSON, 422, "surrogate"),
     ("lone low surrogate", "POST", "/ranking/preview", b'{"question": "a\\udc00"}', JSON, 422, "surrogate"),
     ("reversed pair", "POST", "/ranking/preview", b'{"question": "\\ude00\\ud83d"}', JSON, 422, "surrogate"),
@@ -78,12 +78,14 @@ BAD_REQUESTS: list[tuple[str, str, str, bytes | None, dict[str, str], int, str]]
     ("NaN", "POST", "/retrieve", b'[{"entity_id": NaN}]', JSON, 422, "NaN"),
     ("NUL in question", "POST", "/query", b'{"question": "a\\u0000b"}', JSON, 422, "control character"),
     ("10 MB context item", "POST", "/query",
-     json.dumps({"question": "q", "context": ["x" * 10_000_000]}).encode(), JSON, 413, "NEORAG_MAX_BODY_BYTES"),
+     json.dumps({"question": "q", "context": ["x" * 10_000_000]}).encode(), JSON, 413,
+     "NEORAG_MAX_BODY_BYTES"),
     ("100 kB context item", "POST", "/query",
      json.dumps({"question": "q", "context": ["x" * 100_000]}).encode(), JSON, 422,
      "NEORAG_QUERY_MAX_ITEM_CHARS"),
     ("big history content", "POST", "/query",
-     json.dumps({"question": "q", "history": [{"role": "user", "content": "y" * 30_000}]}).encode(), JSON, 422,
+     json.dumps({"question": "q", "history": [{"role": "user", "content": "y" * 30_000}]}).encode(), JSON,
+     422,
      "history[0].content"),
     ("NUL in chunk ids", "GET", "/ui/api/chunks?ids=ok&ids=a%00b", None, {}, 422, "control characters"),
     ("control char in chunk id", "GET", "/ui/api/chunks?ids=a%01", None, {}, 422, "control characters"),
@@ -128,7 +130,8 @@ def test_oversized_chunked_body_is_413_before_it_is_all_read(conn: http.client.H
     _still_alive(conn, sock)
 
 
-def test_one_bad_kg_item_gets_its_own_error_and_the_batch_is_answered(conn: http.client.HTTPConnection) -> None:
+def test_one_bad_kg_item_gets_its_own_error_and_the_batch_is_answered(
+        conn: http.client.HTTPConnection) -> None:
     items = [dict(ITEM, entity_id="a\x00b"), ITEM, dict(ITEM, sample_id="x\x1fy"), {"action_type": "nope"},
              dict(ITEM, relation="r\x7f", action_type="get_tail_entities")]
     for fmt in ("", "?format=chat"):

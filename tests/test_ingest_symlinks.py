@@ -82,7 +82,8 @@ def test_the_whole_root_with_a_directory_link_and_the_stream(settings: Settings,
         _no_secret_anywhere(client, store)
 
 
-@pytest.mark.parametrize("target", ["docs/link_out.md", "docs/sub/deep_link.md", "linkdir", "linkdir/secret.md"])
+@pytest.mark.parametrize("target", ["docs/link_out.md", "docs/sub/deep_link.md", "linkdir",
+                                    "linkdir/secret.md"])
 def test_asking_for_a_link_out_directly_is_403(settings: Settings, tree: Path, target: str) -> None:
     with app_client(_client_settings(settings, tree)) as client:
         resp = client.post("/ingest", json={"path": str(tree / target)})

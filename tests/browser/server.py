@@ -55,7 +55,8 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(settings: Settings, timeout_s: float = 60.0, app: FastAPI | None = None) -> Iterator[LiveServer]:
+def live_server(settings: Settings, timeout_s: float = 60.0,
+                app: FastAPI | None = None) -> Iterator[LiveServer]:
     """Serve the app (services built on the already running store), or ``app`` when given."""
     app = app or create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
     port = free_port()

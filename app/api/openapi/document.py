@@ -102,6 +102,10 @@ def _operation(op: dict[str, Any], method: str, level: Level, keys_on: bool, pub
                 schema = media.get("schema") or {}
                 if "$ref" in schema and len(schema) > 1:  # a dict return type merged into a declared model
                     media["schema"] = {"$ref": schema["$ref"]}
+    for media in ((op.get("requestBody") or {}).get("content") or {}).values():
+        schema = media.get("schema") or {}
+        if "$ref" in schema and len(schema) > 1:  # FastAPI's title beside the declared body
+            media["schema"] = {"$ref": schema["$ref"]}
     if keys_on:
         if level == PUBLIC:
             op["security"] = []

@@ -23,15 +23,6 @@ from app.services.container import Services
 router = APIRouter(tags=["query"])
 log = logging.getLogger(__name__)
 
-QUERY_EXAMPLE = {
-    "question": "Who directed the film?",
-    "stream": False,
-    "top_k": 8,
-    "context": [{"id": "ext1", "text": "An external memo."}, "A plain snippet."],
-    "history": [{"role": "user", "content": "Tell me about the film."}],
-}
-
-
 def _body(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("body: must be a JSON object", field="body")
@@ -56,7 +47,7 @@ def _request(services: Services, body: dict[str, Any]) -> QueryRequest:
     media_types=("text/plain",)))
 @access(READ)
 def query(
-    body: Any = Body(..., examples=[QUERY_EXAMPLE]), services: Services = Depends(get_services)
+    body: Any = Body(...), services: Services = Depends(get_services)
 ) -> dict[str, Any] | StreamingResponse | JSONResponse:
     """Answer a question with cited sources: JSON, or text/plain chunks plus a [SOURCES] trailer."""
     data = _body(body)
@@ -81,7 +72,7 @@ def query(
              responses=ok(RankingPreview))
 @access(READ)
 def ranking_preview(
-    body: Any = Body(..., examples=[{"question": "How does the approval flow progress?"}]),
+    body: Any = Body(...),
     services: Services = Depends(get_services),
 ) -> dict[str, Any]:
     """The scoring breakdown of the retrieved chunks (no LLM)."""

@@ -1,0 +1,122 @@
+"""Fuzzing the JSON bodies and query parameters with hypothesis: whatever arrives, the answer is never a
+5xx (503 only for the LLM that is deliberately not configured), and every error is the shared JSON shape.
+
+Derandomized (the same examples every run); NEORAG_TEST_FUZZ_EXAMPLES and NEORAG_TEST_FUZZ_RANDOM=1 give
+deeper, random runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from app.core.config import Settings
+from tests.support.apps import app_client
+
+EXAMPLES = int(os.environ.get("NEORAG_TEST_FUZZ_EXAMPLES", "40"))
+FUZZ = hsettings(max_examples=EXAMPLES, deadline=None, database=None,
+                 derandomize=os.environ.get("NEORAG_TEST_FUZZ_RANDOM") != "1",
+                 suppress_health_check=list(HealthCheck))
+NASTY = ["\ud800", "\udfff", "\ud83d\ude00", "\x00", "a\x00b", "\x1f", "\x7f", "\x85", "\u2028", " ", "",
+         "\ufeff", "get_relations(\"x\")", 'get_triples("a", ["b"])', "webqsp", "../../etc/passwd", "%00",
+         "x" * 3000, "🙂" * 50]
+texts = st.one_of(st.text(max_size=40), st.sampled_from(NASTY),
+                  st.text(alphabet=st.characters(codec="utf-8", exclude_categories=()), max_size=20),
+                  st.lists(st.sampled_from(NASTY), max_size=4).map("".join))
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), texts,
+                    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, 1, -1, 2.5, 1e300]))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                      | st.dictionaries(texts, inner, max_size=4), max_leaves=12)
+
+
+def _obj(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Objects with these keys (each maybe absent) plus junk keys, or any JSON value at all."""
+    known = st.fixed_dictionaries({}, optional={k: st.one_of(v, values) for k, v in fields.items()})
+    junk = st.dictionaries(texts, values, max_size=2)
+    return st.one_of(st.builds(lambda a, b: {**b, **a}, known, junk), values)
+
+
+KG_ITEM = _obj(action_type=st.sampled_from(["get_relations", "get_tail_entities", "get_conditional_relations",
+                                            "GET_RELATIONS", "nope"]),
+               dataset_name=st.sampled_from(["webqsp", "", "x"]), sample_id=texts, entity_id=texts,
+               relation=texts, concept=texts, _debug_batch_idx=st.integers())
+BODIES: dict[str, st.SearchStrategy[Any]] = {
+    "/query": _obj(question=texts, stream=st.booleans(), top_k=st.integers(-5, 200),
+                   context=st.lists(st.one_of(texts, _obj(id=texts, text=texts, score=scalars)), max_size=3),
+                   history=st.lists(_obj(role=st.sampled_from(["user", "system", "bot"]), content=texts),
+                                    max_size=3)),
+    "/ranking/preview": _obj(question=texts, top_k=st.integers(-5, 200)),
+    "/retrieve": st.one_of(st.lists(KG_ITEM, max_size=5), _obj(query=texts, top_k=st.integers(-5, 200))),
+    "/kg/query": _obj(query=texts, question=texts, dataset=texts, top_k=st.integers(-5, 2000)),
+    "/evidence": _obj(question=texts, structured_representation=texts, sources=st.lists(texts, max_size=3),
+                      dataset=texts, sample_id=texts, max_evidences=st.integers(-5, 2000)),
+    "/ingest": _obj(path=texts),
+    "/auth/stream-token": _obj(path=texts),
+    "/reason/corag": _obj(question=texts, decode_strategy=texts, top_k=st.integers(-5, 60)),
+    "/reason/structgpt": _obj(question=texts, topic_entities=st.lists(texts, max_size=3), dataset=texts),
+}
+
+
+@pytest.fixture(scope="module")
+def client(falkor_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    root = tmp_path_factory.mktemp("fuzz_root")
+    (root / "a.md").write_text("# A\n\nThe approval flow starts with the team lead.\n")
+    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
+                        falkor_port=falkor_server.port, graph_name="fuzz_test", llm_base_url=None,
+                        ingest_roots=[root])
+    with app_client(settings) as c:
+        assert c.post("/ingest", json={"path": str(root)}).status_code == 200
+        yield c
+
+
+def _check(resp: Any, what: str) -> None:
+    if resp.status_code == 503:
+        assert resp.json()["error"] == "llm_unavailable", (what, resp.text[:300])  # no LLM, by design
+        return
+    assert resp.status_code < 500, (what, resp.status_code, resp.text[:300])
+    if resp.status_code >= 400:
+        body = resp.json()
+        assert isinstance(body.get("error"), str) and isinstance(body.get("message"), str), (what, body)
+
+
+@pytest.mark.parametrize("path", sorted(BODIES))
+def test_json_bodies_never_give_a_server_error(client: TestClient, path: str) -> None:
+    @FUZZ
+    @given(body=BODIES[path])
+    def run(body: Any) -> None:
+        raw = json.dumps(body, ensure_ascii=True).encode()  # lone surrogates travel as \ud800 escapes
+        resp = client.post(path, content=raw, headers={"Content-Type": "application/json"})
+        _check(resp, f"POST {path} {raw[:300]!r}")
+        if path == "/retrieve" and isinstance(body, list) and resp.status_code == 200:
+            assert len(resp.json()) == len(body)  # one answer per item, whatever the items hold
+
+    run()
+
+
+params_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=30) | st.sampled_from(
+    [n for n in NASTY if n.encode("utf-8", "ignore").decode() == n])
+QUERIES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "/ui/api/chunks": st.fixed_dictionaries({"ids": st.lists(params_text, max_size=60)}),
+    "/ui/api/kg/samples": st.fixed_dictionaries({"dataset": params_text}, optional={
+        "prefix": params_text, "limit": st.integers(-5, 500).map(str) | params_text}),
+    "/ui/api/kg/sample": st.fixed_dictionaries(
+        {}, optional={"dataset": params_text, "sample_id": params_text}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(QUERIES))
+def test_query_parameters_never_give_a_server_error(client: TestClient, path: str) -> None:
+    @FUZZ
+    @given(params=QUERIES[path])
+    def run(params: dict[str, Any]) -> None:
+        _check(client.get(path, params=params), f"GET {path} {params!r}"[:400])
+
+    run()
