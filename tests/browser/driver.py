@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,13 +31,13 @@ def missing_browser() -> str | None:
 
 
 @contextmanager
-def chromium() -> Iterator[WebDriver]:
-    """A fresh headless Chromium with its own throw-away profile."""
+def chromium(extra_flags: Sequence[str] = ()) -> Iterator[WebDriver]:
+    """A fresh headless Chromium with its own throw-away profile (``extra_flags`` added to FLAGS)."""
     os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never download anything
     profile = tempfile.mkdtemp(prefix="neorag-ui-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in FLAGS:
+    for flag in [*FLAGS, *extra_flags]:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

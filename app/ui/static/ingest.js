@@ -249,7 +249,11 @@
 
   /** A short-lived token for the EventSource when the server has API keys (null when it has none). */
   async function streamToken() {
-    const data = await window.NeoRAG.api("POST", "/auth/stream-token", { path: "/ingest/stream" });
+    const mint = () => window.NeoRAG.api("POST", "/auth/stream-token", { path: "/ingest/stream" });
+    let data = await mint();
+    if (data && data.level === "read" && await window.NeoRAG.askForKey("Starting an ingest needs a write key.")) {
+      data = await mint();
+    }
     return data && data.token;
   }
 
