@@ -19,8 +19,22 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"body: more bytes than the limit of {limit} bytes (NEORAG_MAX_UPLOAD_BYTES)")
 
 
+_CACHE: dict[int, tuple[Any, frozenset[str] | None]] = {}
+
+
 def declared_media_types(route: Any) -> frozenset[str] | None:
     """Media types of the route's request body, or None when it declares no body (anything goes)."""
+    hit = _CACHE.get(id(route))
+    if hit is not None and hit[0] is route:
+        return hit[1]
+    found = _declared(route)
+    if len(_CACHE) > 4096:
+        _CACHE.clear()
+    _CACHE[id(route)] = (route, found)
+    return found
+
+
+def _declared(route: Any) -> frozenset[str] | None:
     extra = getattr(route, "openapi_extra", None) or {}
     content = (extra.get("requestBody") or {}).get("content")
     if content:

@@ -31,8 +31,15 @@ STREAM_TOKEN_PARAM = "sse_token"
 _AUTH_HINT = "send 'Authorization: Bearer <key>' or 'X-API-Key: <key>' (NEORAG_API_KEYS)"
 
 
+HEADERS_KEY = "neorag.headers"
+
+
 def _headers(scope: Scope) -> dict[bytes, bytes]:
-    return {k: v for k, v in scope["headers"]}  # last value wins; names are lower-case in ASGI
+    """The request headers as a dict (built once per request; last value wins; names lower-case in ASGI)."""
+    found: dict[bytes, bytes] | None = scope.get(HEADERS_KEY)
+    if found is None:
+        found = scope[HEADERS_KEY] = dict(scope["headers"])
+    return found
 
 
 async def send_json(send: Send, status: int, body: dict[str, Any],
