@@ -29,19 +29,24 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
     problem = text_problem(path)
     if problem:
         raise BadInput(f"path: {problem}", status=422, field="path")
+    asked = Path(path.strip())
     try:
-        resolved = Path(path.strip()).expanduser().resolve()
-        bases = allowed_roots(roots)
-        inside = _inside(resolved, bases)
+        asked = asked.expanduser()
+    except RuntimeError:  # "~nosuchuser/...": no such home, so taken literally (and then outside the roots)
+        pass
+    resolved = asked.resolve()
+    bases = allowed_roots(roots)
+    inside = _inside(resolved, bases)
+    try:
         exists = inside and resolved.exists()
-    except (OSError, RuntimeError, ValueError) as exc:  # name too long, symlink loop, ...
-        raise BadInput(f"path: {path[:200]} cannot be resolved ({exc})", status=422, field="path") from None
+    except OSError:  # a name too long, a symlink loop: nothing there that could be read
+        exists = False
     if not inside:
         shown = ", ".join(str(b) for b in bases) or "(none configured)"
-        raise BadInput(f"path: {path} is outside the ingest roots ({shown}); "
+        raise BadInput(f"path: {path[:300]} is outside the ingest roots ({shown}); "
                        "set NEORAG_INGEST_ROOTS to allow it", status=403, field="path")
     if not exists:
-        raise BadInput(f"path: {path} does not exist", status=404, field="path")
+        raise BadInput(f"path: {path[:300]} does not exist", status=404, field="path")
     return resolved
 
 

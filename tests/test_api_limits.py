@@ -132,14 +132,16 @@ def test_oversized_chunked_body_is_413_before_it_is_all_read(conn: http.client.H
 
 def test_one_bad_kg_item_gets_its_own_error_and_the_batch_is_answered(
         conn: http.client.HTTPConnection) -> None:
-    items = [dict(ITEM, entity_id="a\x00b"), ITEM, dict(ITEM, sample_id="x\x1fy"), {"action_type": "nope"},
-             dict(ITEM, relation="r\x7f", action_type="get_tail_entities")]
+    items = [dict(ITEM, entity_id="a\x00b"), ITEM, dict(ITEM, sample_id="x\x00y"), {"action_type": "nope"},
+             dict(ITEM, relation="r\x00", action_type="get_tail_entities"),
+             dict(ITEM, entity_id="two\nlines\x1f")]
     for fmt in ("", "?format=chat"):
         status, answers, _ = _send(conn, "POST", "/retrieve" + fmt, json.dumps(items).encode(), JSON)
         assert status == 200 and isinstance(answers, list) and len(answers) == len(items)
         text = [json.dumps(a) for a in answers]
-        assert "entity_id contains the control character U+0000" in text[0]
+        assert "entity_id contains U+0000 (NUL)" in text[0]
         assert "could not be loaded" in text[1] or "KG_SAMPLE_NOT_FOUND" in text[1]  # answered normally
-        assert "sample_id contains the control character U+001F" in text[2]
+        assert "sample_id contains U+0000" in text[2]
         assert "Unsupported action_type" in text[3]
-        assert "relation contains the control character U+007F" in text[4]
+        assert "relation contains U+0000" in text[4]
+        assert "KG_FORMAT_ERROR" not in text[5] and "U+" not in text[5]  # other characters: looked up

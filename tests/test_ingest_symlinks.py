@@ -100,3 +100,13 @@ def test_outside_roots_unit(tree: Path) -> None:
     assert outside_roots(tree / "docs" / "link_out.md", None) is None  # the CLI reads what it is given
     (tree / "docs" / "dangling.md").symlink_to(tree / "nowhere.md")
     assert "cannot be resolved" in (outside_roots(tree / "docs" / "dangling.md", roots) or "")
+
+
+def test_odd_paths_are_403_or_404_never_a_server_error(settings: Settings, tree: Path) -> None:
+    with app_client(_client_settings(settings, tree)) as client:
+        for path, status in [("~nosuchuser-xyz/docs", 403), (str(tree / ("n" * 300)), 404),  # name too long
+                             (str(tree / "/".join(["d"] * 1900)), 404), ("x" * 4096, 403),
+                             ("x" * 4097, 422)]:
+            resp = client.post("/ingest", json={"path": path})
+            assert resp.status_code == status, (path[:50], resp.text[:200])
+            assert len(resp.json()["message"]) < 1000

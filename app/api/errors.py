@@ -20,8 +20,8 @@ _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_f
 
 def _field(loc: Sequence[object]) -> str:
     """``("body", "topic_entities", 0)`` -> ``topic_entities.0``; ``("query", "ids")`` -> ``ids``."""
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header", "cookie")]
-    return ".".join(parts) or "body"
+    parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header", "cookie") else loc)
+    return ".".join(str(p) for p in parts) or "body"  # only the first item says where: a field may be "query"
 
 
 def _problem(error: dict[str, Any]) -> tuple[str, str]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.text import identifier_problem
-
 
 # kind: rel_both | rel_in | rel_out | rel_cond | ent_in | ent_out
 @dataclass(frozen=True)
@@ -121,9 +119,8 @@ def parse_item(item: dict[str, Any]) -> Action | str:
     concept = _text(item, "concept")
     for key, value in (("dataset_name", dataset), ("sample_id", sample), ("entity_id", entity),
                        ("relation", relation), ("concept", concept)):
-        problem = identifier_problem(value) if value is not None else None
-        if problem is not None:
-            return f"{key} {problem}; names hold no control characters. Request: {render_request(item)}"
+        if value is not None and "\x00" in value:  # the store cannot take it; other characters are looked up
+            return f"{key} contains U+0000 (NUL), which no name holds. Request: {render_request(item)}"
     if dataset is None or sample is None or entity is None:
         return _missing_message(spec, item)
     if spec.needs == "relation" and relation is None:

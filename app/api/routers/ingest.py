@@ -17,7 +17,7 @@ from app.api.openapi import errors, ok
 from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
 from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
-from app.core.errors import NeoRAGError, StoreUnavailable
+from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
 from app.core.text import NONBLANK_TEXT_PATTERN
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
@@ -82,11 +82,14 @@ def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     return target
 
 
-@router.post("/ingest", response_model=None, responses={**ok(IngestCounts), **errors(403, 404, 409)})
+@router.post("/ingest", response_model=None, responses={**ok(IngestCounts), **errors(403, 404, 409)},
+             openapi_extra={"requestBody": {"required": True}})
 @access(WRITE)
-def ingest(body: IngestRequest = Body(...), params: _Params = Depends(),
+def ingest(body: IngestRequest = Body(None), params: _Params = Depends(),
            services: Services = Depends(get_services)) -> Any:
     """Ingest a file or directory; answers the counts when done (409 if that path is being ingested)."""
+    if body is None:  # no body, or {} (which FastAPI reads as no body)
+        raise BadInput("path: field required (the file or directory to ingest)", field="path")
     target = _prepare(services, body.path, params.options)
     try:
         return ingest_jobs(services).run_sync(services, target, params.options)
