@@ -182,6 +182,8 @@ def main() -> None:
             "load_average": os.getloadavg(), "rounds": args.rounds, "requests_per_round": args.requests,
             "latency_us_median": {v: round(x, 1) for v, x in latency.items()},
             "ratio_vs_baseline": {v: round(latency[v] / latency["baseline"], 3) for v in VARIANTS},
+            "paired_ratio_median": {v: round(statistics.median(
+                a / b for a, b in zip(means[v], means["baseline"], strict=True)), 3) for v in VARIANTS},
             "guards_alone_us_per_request": {v: round(x, 2) for v, x in alone.items()},
         }
         print(json.dumps(report, indent=2))
