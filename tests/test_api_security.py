@@ -252,3 +252,16 @@ def test_cors_origins_are_honoured(settings: Settings) -> None:
         pre = client.options("/cache/clear", headers={"Origin": "http://evil.example",
                                                       "Access-Control-Request-Method": "POST"})
         _error(pre, 403, "cross_site_request")
+
+
+def test_origin_and_host_helpers() -> None:
+    from app.api.security.origins import HostPolicy, OriginPolicy, host_name
+
+    names = [host_name(h) for h in ("[::1]:80", "LocalHost.:8010", "127.0.0.1")]
+    assert names == ["::1", "localhost", "127.0.0.1"]
+    policy = OriginPolicy.build(["http://app.example:3000/"])
+    assert policy.trusts("http://localhost", "localhost:80") and policy.trusts("http://app.example:3000", "x")
+    assert not policy.trusts("http://localhost:8011", "localhost:8010")
+    assert not policy.trusts("https://localhost.evil:8010", "localhost:8010")
+    assert policy.refuses(None, None, "localhost") is None  # curl, KG-R1: no Origin, no Sec-Fetch-Site
+    assert HostPolicy.build([]).allows(None)  # HTTP/1.0 without Host: never a browser

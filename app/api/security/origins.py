@@ -64,6 +64,14 @@ def origin_netloc(origin: str) -> str | None:
     return parts.netloc.lower()
 
 
+def _default_port_off(netloc: str) -> str:
+    """``localhost:80`` -> ``localhost`` (and :443): an Origin leaves the default port out."""
+    for port in (":80", ":443"):
+        if netloc.endswith(port):
+            return netloc[: -len(port)]
+    return netloc
+
+
 @dataclass(frozen=True)
 class OriginPolicy:
     """Origins trusted with state-changing requests: NeoRAG's own plus ``NEORAG_CORS_ORIGINS``."""
@@ -82,7 +90,9 @@ class OriginPolicy:
         if self.any_origin or value in self.trusted:
             return True
         netloc = origin_netloc(value)
-        return netloc is not None and host_header is not None and netloc == host_header.strip().lower()
+        if netloc is None or host_header is None:
+            return False
+        return _default_port_off(netloc) == _default_port_off(host_header.strip().lower())
 
     def refuses(self, origin: str | None, fetch_site: str | None, host_header: str | None) -> str | None:
         """Why a state-changing request is refused as cross-site, or None when it may proceed."""
