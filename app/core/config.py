@@ -160,7 +160,7 @@ class Settings(BaseSettings):
         256, ge=0, description="Evidence graphs of streamed answers kept for GET /graph?answer= (LRU, "
         "NEORAG_CACHE_TTL_S).")
     entity_dup_min_score: float = Field(
-        0.6, ge=0, le=1, description="GET /entities/duplicates: default lowest score proposed.")
+        0.8, ge=0, le=1, description="GET /entities/duplicates: default lowest score proposed.")
     entity_dup_max_entities: int = Field(
         50000, ge=2, description="GET /entities/duplicates: most entities compared (largest freq first).")
     mcp_enabled: bool = Field(True, description="Mount the MCP server (streamable HTTP) at /mcp.")

@@ -87,7 +87,8 @@ def name_similarity(a: str, b: str, possessive: tuple[bool, bool] = (True, True)
         return 1.0, "same_after_cleanup"
     short, long = sorted((ca or a, cb or b), key=len)
     if is_acronym(short, long):
-        return 0.9, "acronym"
+        # two letters spell the initials of many names ("am": "Ann-Margret", "Arena México")
+        return (0.9, "acronym") if len(short.replace(" ", "")) > 2 else (0.7, "short_acronym")
     spelling = trigram_cosine(ca or a, cb or b)
     ws, wl = [w for w in tokens(short) if w not in STOP], [w for w in tokens(long) if w not in STOP]
     if ws and len(ws) < len(wl) and set(ws) <= set(wl):
