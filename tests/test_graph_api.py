@@ -214,7 +214,7 @@ def test_query_include_graph_json_and_stream(settings: Settings, tmp_path: Path)
         assert len(q) == 1 and q[0]["name"] == question
         assert graph["sources"] == [f"c:{s['id']}" for s in body["sources"] if f"c:{s['id']}" in nodes]
         assert len(graph["sources"]) == len(body["sources"]) > 0
-        assert all(nodes[s]["source"] is True and nodes[s]["rank"] >= 1 for s in graph["sources"])
+        assert all(nodes[s]["answer_source"] is True and nodes[s]["rank"] >= 1 for s in graph["sources"])
         assert any(e["type"] == "ASKS_ABOUT" and e["target"] == "e:harald hardrada" for e in edges)
         assert any(e["type"] == "MATCHED" for e in edges)
         # every source is reached from the question: directly, or through an entity / seed chunk

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
@@ -84,10 +83,13 @@ def _count(browser: WebDriver, selector: str = "") -> int:
 
 
 def _node_at(browser: WebDriver, node_id: str) -> tuple[int, int]:
-    """Offset of a drawn node from the canvas centre (where Selenium's pointer offsets start)."""
+    """Offset of a drawn node from the canvas centre, where Selenium's pointer offsets start (the centre of
+    the element's visible part: the whole canvas is scrolled into view first)."""
+    browser.execute_script("document.getElementById('graph-canvas').scrollIntoView({block: 'center'})")
     x, y, w, h = browser.execute_script(
         "const cy = window.NeoRAG.graph.cy; const p = cy.getElementById(arguments[0]).renderedPosition();"
-        "const c = document.getElementById('graph-canvas'); return [p.x, p.y, c.clientWidth, c.clientHeight];",
+        "const c = document.getElementById('graph-canvas');"
+        "return [p.x, p.y, c.clientWidth, c.clientHeight];",
         node_id,
     )
     return int(x - w / 2), int(y - h / 2)
@@ -144,14 +146,20 @@ def test_why_this_answer_shows_the_sources(browser: WebDriver, base_url: str) ->
     assert sources
     why.click()
     _wait(browser, lambda d: d.find_element(By.ID, "view-graph").is_displayed())
-    _wait(browser, lambda d: _count(d, "[?source]") > 0)
+    _wait(browser, lambda d: _count(d, "[?answer_source]") > 0)
     drawn = browser.execute_script(
-        "return window.NeoRAG.graph.cy.nodes('[?source]').map((n) => n.data('rank'))"
+        "return window.NeoRAG.graph.cy.nodes('[?answer_source]').map((n) => n.data('rank'))"
     )
     assert sorted(drawn) == list(range(1, len(sources) + 1))
     assert _count(browser, "[label = 'Question']") == 1
     assert _count(browser, "[?question_entity]") >= 1  # the entity linked in the question
     assert "why this answer" in browser.find_element(By.ID, "graph-meta").text
+    first = browser.execute_script("return window.NeoRAG.graph.cy.nodes('[rank = 1]')[0].id()")
+    canvas = browser.find_element(By.ID, "graph-canvas")
+    ActionChains(browser).move_to_element_with_offset(canvas, *_node_at(browser, first)).click().perform()
+    _wait(browser, lambda d: "rank" in d.find_element(By.ID, "graph-props").text)
+    assert "reason" in browser.find_element(By.ID, "graph-props").text
+    assert browser.find_elements(By.CSS_SELECTOR, "#graph-chunks .chunk-text")  # the source's own text
     screenshot(browser, "graph_why_this_answer")
     assert console_errors(browser) == []
 
@@ -161,7 +169,8 @@ def test_review_a_duplicate_proposal_and_merge_it(browser: WebDriver, base_url: 
     browser.execute_script("localStorage.clear()")
     browser.find_element(By.ID, "dups-min").send_keys("0.5")
     browser.find_element(By.ID, "dups-go").click()
-    selector = "li.dup[data-a='national football league'][data-b='nfl'], li.dup[data-a='nfl'][data-b='national football league']"
+    a, b = "nfl", "national football league"
+    selector = f"li.dup[data-a='{a}'][data-b='{b}'], li.dup[data-a='{b}'][data-b='{a}']"
     card = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, selector) or None, 60)[0]
     assert "acronym" in card.text and "mentions" in card.text
     keep = card.find_element(By.CSS_SELECTOR, "input[value='national football league']")

@@ -88,7 +88,7 @@ def evidence_graph(store: GraphStore, snap: EvidenceSnapshot, max_nodes: int) ->
         node = g.nodes[node_id(CHUNK, cid)]
         node.update(
             {
-                "source": True,
+                "answer_source": True,
                 "rank": s["rank"],
                 "reason": s["reason"],
                 "reasons": s["reasons"],

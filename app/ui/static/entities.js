@@ -40,7 +40,7 @@
   function side(e, chunks, name, checked) {
     return el("label", { class: "dup-side" + (checked ? " keep" : "") }, [
       el("span", { class: "row" }, [el("input", { type: "radio", name, value: e.id, checked }),
-        el("b", { class: "dup-name", text: e.name }), el("span", { class: "muted", text: `${e.freq} mentions` })]),
+        el("b", { class: "dup-name", text: e.name }), el("span", { class: "muted", text: `${e.freq} mention${e.freq === 1 ? "" : "s"}` })]),
       el("span", { class: "muted small-text", text: "key: " + e.id +
         (e.aliases && e.aliases.length ? " · forms: " + e.aliases.slice(0, 5).join(", ") : "") }),
       el("span", { class: "muted small-text", text: "in: " + (chunks || []).map((c) => c.title || c.id).join(" · ") }),

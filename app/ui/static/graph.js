@@ -11,6 +11,7 @@
 
   const COLORS = { Entity: "#3b5bdb", Chunk: "#2f9e44", Document: "#e8590c", KGEntity: "#7048e8",
     KGSample: "#c2255c", Question: "#e03131" };
+  const MAX_FIT_ZOOM = 1.6;
   const SHAPES = { Entity: "ellipse", Chunk: "round-rectangle", Document: "diamond", KGEntity: "ellipse",
     KGSample: "hexagon", Question: "star" };
 
@@ -67,9 +68,12 @@
         "target-arrow-shape": "triangle", "arrow-scale": 0.7, "curve-style": "bezier", label: "data(elabel)",
         "font-size": 7, color: "#667085", "text-rotation": "autorotate", "text-outline-color": "#fff",
         "text-outline-width": 2 } },
-      { selector: "edge[type = 'MENTIONS']", style: { "line-style": "dashed", width: 0.8 } },
+      { selector: "edge[type = 'MENTIONS']", style: { "line-style": "dashed", width: 0.8, label: "" } },
+      { selector: "edge[type = 'CO_OCCURS']", style: { label: "", "target-arrow-shape": "none" } },
+      { selector: "edge.lit", style: { label: "data(elabel)", "line-color": "#e03131", "target-arrow-color": "#e03131",
+        width: 2, "z-index": 10 } },
       { selector: "node[?center]", style: { "border-width": 4, "border-color": "#fab005", width: 30, height: 30 } },
-      { selector: "node[?source]", style: { "border-width": 4, "border-color": "#fab005" } },
+      { selector: "node[?answer_source]", style: { "border-width": 4, "border-color": "#fab005" } },
       { selector: "node[?answer]", style: { "border-width": 4, "border-color": "#2f9e44" } },
       { selector: "node:selected", style: { "border-width": 5, "border-color": "#e03131" } },
     ];
@@ -85,6 +89,7 @@
     cy = window.cytoscape({ container: $("#graph-canvas"), style: style(), wheelSensitivity: 0.3,
       minZoom: 0.1, maxZoom: 4 });
     cy.on("tap", "node", (ev) => showNode(ev.target.id()));
+    cy.on("tap", (ev) => { if (ev.target === cy) cy.edges().removeClass("lit"); });
     cy.on("dbltap", "node", (ev) => expand(ev.target.id()));
     return cy;
   }
@@ -117,13 +122,25 @@
     return c.add(fresh);
   }
 
-  function layout(randomize) {
+  /** Rings by hop distance from the centre node (the entity, document, sample or question); without a
+      centre, a force layout. */
+  function layout() {
     const c = ensureCy();
-    const opts = c.nodes().length > 400
-      ? { name: "concentric", animate: false, concentric: (n) => (n.data("center") ? 10 : n.degree()), levelWidth: () => 3 }
-      : { name: "cose", animate: false, randomize, nodeRepulsion: () => 9000, idealEdgeLength: () => 70,
-        numIter: 600, fit: true, padding: 30 };
+    const center = c.nodes("[?center]");
+    let opts;
+    if (center.nonempty()) {
+      const depth = {};
+      c.elements().breadthFirstSearch({ root: center[0], directed: false,
+        visit: (v, e, u, i, d) => { depth[v.id()] = d; } });
+      const far = Math.max(0, ...Object.values(depth)) + 1;
+      opts = { name: "concentric", animate: false, fit: true, padding: 30, minNodeSpacing: 28, spacingFactor: 1.05,
+        concentric: (n) => far - (depth[n.id()] === undefined ? far : depth[n.id()]), levelWidth: () => 1 };
+    } else {
+      opts = { name: "cose", animate: false, nodeRepulsion: () => 40000, idealEdgeLength: () => 90, numIter: 1000,
+        fit: true, padding: 40 };
+    }
     c.layout(opts).run();
+    if (c.zoom() > MAX_FIT_ZOOM) { c.zoom(MAX_FIT_ZOOM); c.center(); }  // a small graph: labels stay readable
   }
 
   function legend() {
@@ -156,7 +173,7 @@
       const c = ensureCy();
       c.elements().remove();
       merge(graph);
-      layout(true);
+      layout();
       legend();
       meta(what || describe(graph.entry), graph.truncated);
       const center = c.nodes("[?center]");
@@ -187,7 +204,7 @@
     try {
       const graph = await api("GET", "/graph?" + new URLSearchParams({ node: id, limit: $("#graph-limit").value || "150" }));
       const added = merge(graph, node.nonempty() ? node : null);
-      if (added.nodes().length) layout(false);
+      if (added.nodes().length) layout();
       legend();
       meta("expanded " + (node.data("name") || id), graph.truncated);
       return added.nodes().length;
@@ -202,12 +219,13 @@
     const panel = $("#graph-panel");
     const c = ensureCy();
     c.nodes().unselect();
-    c.getElementById(id).select();
+    c.edges().removeClass("lit");
+    c.getElementById(id).select().connectedEdges().addClass("lit");
     const data = c.getElementById(id).data() || {};
     panel.replaceChildren(el("div", { class: "muted", text: "loading " + id + " …" }));
     if (data.label === "Question") {
       panel.replaceChildren(el("span", { class: "badge", text: "Question" }), el("h2", { text: data.name }),
-        el("p", { class: "muted", text: "The sources are ringed in gold; follow the edges for the entities and paths that scored them." }));
+        el("p", { class: "muted", text: "The answer's sources are ringed in gold; click one to light up the edges (entities, seed chunks) that scored it." }));
       return;
     }
     let info;
@@ -234,7 +252,7 @@
       el("div", { class: "chunk-head", text: (ch.title || ch.doc_id || "") + (ch.seq !== null && ch.seq !== undefined ? " #" + ch.seq : "") }),
       el("div", { class: "chunk-text", text: ch.text || "" })]));
     const triples = (info.triples || []).map((t) => el("li", { text: t.join("  —  ") }));
-    panel.replaceChildren(
+    panel.replaceChildren(...[
       el("span", { class: "badge", style: `background:${COLORS[info.label] || "#999"};color:#fff`, text: info.label }),
       el("h2", { id: "graph-panel-title", text: data.name || info.properties.name || id }),
       el("div", { class: "muted small-text mono", text: id }),
@@ -243,7 +261,7 @@
       chunks.length ? el("ol", { class: "chunks", id: "graph-chunks" }, chunks) : null,
       triples.length ? el("h3", { text: `Triples (${info.properties.triples_total})` }) : null,
       triples.length ? el("ul", { class: "triples" }, triples) : null,
-    );
+    ].filter(Boolean));
   }
 
   /** Fill the form from params and draw. */
