@@ -1,8 +1,9 @@
 """Graph view library choice: Cytoscape.js vs sigma.js + graphology in headless Chromium, side by side.
 
 Run (the libraries come from npm into a temp dir; nothing of this is vendored except Cytoscape.js):
-    tmp=$(mktemp -d) && npm install --prefix "$tmp" --no-audit --no-fund cytoscape@3.34.4 sigma@3.0.3 graphology@0.26.0
-    .venv/bin/python bench/graph_libs.py --node-modules "$tmp/node_modules" [--sizes 300 1000 3000] [--repeat 3]
+    tmp=$(mktemp -d)
+    npm install --prefix "$tmp" --no-audit --no-fund cytoscape@3.34.4 sigma@3.0.3 graphology@0.26.0
+    .venv/bin/python bench/graph_libs.py --node-modules "$tmp/node_modules" [--sizes 300 1000 3000]
 For n nodes and 2n random edges (3n elements), per library: the time to build the graph and draw the
 first frame with given positions, Cytoscape's own force layout (cose) to first frame, and the mean frame
 time of 30 zoom steps. Runs are interleaved (cytoscape, sigma, cytoscape, ...) in one browser; each
@@ -30,17 +31,22 @@ function data(n) {
   let seed = 7; const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   const nodes = [], edges = [];
   for (let i = 0; i < n; i++) nodes.push({id: "n" + i, x: rnd() * 1000, y: rnd() * 1000});
-  for (let i = 0; i < 2 * n; i++) edges.push({id: "e" + i, s: "n" + Math.floor(rnd() * n), t: "n" + Math.floor(rnd() * n)});
+  for (let i = 0; i < 2 * n; i++) {
+    edges.push({id: "e" + i, s: "n" + Math.floor(rnd() * n), t: "n" + Math.floor(rnd() * n)});
+  }
   return {nodes, edges};
 }
 const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-async function zoom(step) { const t0 = performance.now(); for (let i = 0; i < 30; i++) { step(i); await frame(); }
-  return (performance.now() - t0) / 30; }
+async function zoom(step) {
+  const t0 = performance.now();
+  for (let i = 0; i < 30; i++) { step(i); await frame(); }
+  return (performance.now() - t0) / 30;
+}
 window.runCy = async function (n, layout) {
   const d = data(n); document.getElementById("g").innerHTML = "";
   const t0 = performance.now();
-  const cy = cytoscape({container: document.getElementById("g"), style: [{selector: "node", style: {width: 8, height: 8}},
-    {selector: "edge", style: {width: 1}}],
+  const cy = cytoscape({container: document.getElementById("g"),
+    style: [{selector: "node", style: {width: 8, height: 8}}, {selector: "edge", style: {width: 1}}],
     elements: d.nodes.map((x) => ({data: {id: x.id}, position: {x: x.x, y: x.y}}))
       .concat(d.edges.map((e) => ({data: {id: e.id, source: e.s, target: e.t}}))),
     layout: layout ? {name: "cose", animate: false} : {name: "preset"}});
@@ -62,6 +68,7 @@ window.runSigma = async function (n) {
 };
 </script></body></html>"""
 
+RUN = "const done = arguments[arguments.length - 1]; {} .then(done, (e) => done({{error: String(e)}}));"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -113,7 +120,7 @@ def main() -> None:
                     "sigma preset": [],
                 }
                 for _ in range(args.repeat):
-                    run = "const done = arguments[arguments.length - 1]; {} .then(done, (e) => done({{error: String(e)}}));"
+                    run = RUN
                     results["cytoscape preset"].append(
                         driver.execute_async_script(run.format(f"runCy({n}, false)"))
                     )

@@ -70,7 +70,7 @@ def _open(browser: WebDriver, url: str, view: str) -> None:
     )
 
 
-def _wait(browser: WebDriver, what: Any, timeout: float = 30) -> Any:
+def _wait(browser: WebDriver, what: Any, timeout: float = 60) -> Any:
     return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
 
 

@@ -133,7 +133,7 @@
       c.elements().breadthFirstSearch({ root: center[0], directed: false,
         visit: (v, e, u, i, d) => { depth[v.id()] = d; } });
       const far = Math.max(0, ...Object.values(depth)) + 1;
-      opts = { name: "concentric", animate: false, fit: true, padding: 30, minNodeSpacing: 28, spacingFactor: 1.05,
+      opts = { name: "concentric", animate: false, fit: true, padding: 30, minNodeSpacing: 40, spacingFactor: 1.05,
         concentric: (n) => far - (depth[n.id()] === undefined ? far : depth[n.id()]), levelWidth: () => 1 };
     } else {
       opts = { name: "cose", animate: false, nodeRepulsion: () => 40000, idealEdgeLength: () => 90, numIter: 1000,
