@@ -24,6 +24,7 @@ from ingest.llm_entities import extract_llm
 from ingest.llm_relations import label_pair, window_pairs
 from ingest.load import LoadError, SourceDoc, load_file, scan
 from ingest.options import IngestOptions, IngestResult
+from ingest.redirects import apply_redirects
 from ingest.relations import relates_rows
 from ingest.write import GraphWriter
 from ingest.writer_thread import BackgroundWriter
@@ -239,7 +240,7 @@ def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, Source
         for ents in w.chunk_entities(refresh).values():
             ctx.touched_entities.update(ents)
         w.clear_mentions(refresh)
-    ctx.touched_entities.update(w.entities(mentions))
+    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions)))
     if vectors:
         ids = list(vectors)
         w.embeddings(ids, [vectors[i] for i in ids])

@@ -149,6 +149,22 @@ class Settings(BaseSettings):
     api_port: int = 8010
     cors_origins: list[str] = []
 
+    # --- issue 16: graph view, duplicate entities, MCP ------------------------
+    graph_default_limit: int = Field(
+        150, ge=1, description="GET /graph: nodes per answer when the request gives no limit.")
+    graph_max_limit: int = Field(
+        1000, ge=1, le=20000, description="GET /graph: largest limit a request may ask (nodes; edges 4x).")
+    graph_chunks_per_entity: int = Field(
+        5, ge=0, le=100, description="GET /graph: chunks shown per entity (most mentions first).")
+    graph_evidence_keep: int = Field(
+        256, ge=0, description="Evidence graphs of streamed answers kept for GET /graph?answer= (LRU, "
+        "NEORAG_CACHE_TTL_S).")
+    entity_dup_min_score: float = Field(
+        0.8, ge=0, le=1, description="GET /entities/duplicates: default lowest score proposed.")
+    entity_dup_max_entities: int = Field(
+        50000, ge=2, description="GET /entities/duplicates: most entities compared (largest freq first).")
+    mcp_enabled: bool = Field(True, description="Mount the MCP server (streamable HTTP) at /mcp.")
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:

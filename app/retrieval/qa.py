@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ class QueryRequest:
     context: list[ContextItem] = field(default_factory=list)
     history: list[dict[str, str]] = field(default_factory=list)
     top_k: int | None = None
+    include_graph: bool = False  # the answer carries its evidence graph (app/graphview/evidence.py)
 
 
 @dataclass
@@ -115,6 +116,7 @@ def answer_cache_key(services: Services, req: QueryRequest) -> str:
             "c": [c.__dict__ for c in req.context],
             "h": req.history,
             "k": req.top_k,
+            "g": req.include_graph,
             "s": relevant,
             "llm": s.llm_base_url,
         },
@@ -148,7 +150,7 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
         )
     if mode == "extractive":
         text = ans.extractive_answer(prep.search_question, prep.sources)
-    body = {
+    body: dict[str, Any] = {
         "question": req.question,
         "answer": text,
         "mode": mode,
@@ -159,6 +161,10 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
     }
     if prep.search_question != req.question:
         body["rewritten_question"] = prep.search_question
+    if req.include_graph:
+        from app.graphview.evidence import answer_graph
+
+        body["graph"] = answer_graph(services, prep.search_question, prep.result)
     if mode == "llm":  # fallbacks are not cached: the LLM may be back next time
         cache.put(key, body)
     return {**body, "cached": False}
@@ -178,10 +184,14 @@ def trailer(sources: list[dict[str, Any]]) -> str:
     return "\n\n[SOURCES]\n" + "".join(line + "\n" for line in lines)
 
 
-def stream_query(services: Services, req: QueryRequest) -> tuple[str, Iterator[str]]:
+def stream_query(services: Services, req: QueryRequest,
+                 on_prepared: Callable[[Prepared], None] | None = None) -> tuple[str, Iterator[str]]:
     """(mode, text chunks) for a streaming /query; the LLM's first token is awaited here, so a dead LLM
-    becomes an extractive answer, and a failure after it an inline ``[ERROR]`` line."""
+    becomes an extractive answer, and a failure after it an inline ``[ERROR]`` line. ``on_prepared``
+    sees the retrieval before any answer text (the evidence graph of ``include_graph``)."""
     prep = prepare(services, req)
+    if on_prepared is not None:
+        on_prepared(prep)
     if services.llm is None or not prep.sources:
         return "extractive", _extractive_stream(prep)
     deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history))

@@ -110,7 +110,7 @@
     const answerEl = el("div", { class: "answer streaming" });
     const meta = el("div", { class: "meta", text: "waiting for the first tokens…" });
     box.append(answerEl, meta);
-    const body = { question: q, stream: true };
+    const body = { question: q, stream: true, include_graph: true };
     if ($("#ask-use-history").checked && history.length) body.history = history.slice(-12);
     const t0 = performance.now();
     let text = "";
@@ -138,6 +138,11 @@
       text += decoder.decode();
       const mode = resp.headers.get("X-NeoRAG-Mode");
       const sources = finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q, mode);
+      const graphId = resp.headers.get("X-NeoRAG-Graph-Id");  // "why this answer": the evidence graph
+      if (graphId && sources.length && window.NeoRAG.graph) {
+        box.append(el("button", { type: "button", class: "small why", text: "Why this answer? (graph)",
+          onclick: () => window.NeoRAG.graph.showAnswer(graphId) }));
+      }
       await loadPreviews(box, sources);
     } catch (e) {
       answerEl.classList.remove("streaming");
