@@ -28,8 +28,9 @@ def register(cli: typer.Typer) -> None:
             emb = services.embedder
             before = stored_record(services.store)
             done = reembed(services.store, emb.encode_raw, emb.model_name, emb.dimension, batch_size,
-                           lambda n: console.print(f"re-embedded {n} chunks", highlight=False))
+                           lambda n: console.print(f"re-embedded {n} chunks", soft_wrap=True))
         finally:
             services.close()
         was = f"{before['model']} ({before['dimension']}-d)" if before else "unrecorded"
-        console.print(f"{done} chunks re-embedded with {emb.model_name} ({emb.dimension}-d); was {was}")
+        console.print(f"{done} chunks re-embedded with {emb.model_name} ({emb.dimension}-d); was {was}",
+                      soft_wrap=True)

@@ -12,6 +12,10 @@ ppr        Personalized PageRank from the question's entities, divided by the be
 overlap    rarity-weighted share of the question's entities the chunk mentions
 vector_rk  1 / sqrt(rank) in the vector top ``RANK_CAP`` (0 beyond)
 bm25_rk    1 / sqrt(rank) in the BM25 top ``RANK_CAP`` (0 beyond)
+bridge_v   bridge x vector_n (a bridged chunk that also answers the question's wording)
+title_v    title x vector_n
+bridge_b   bridge x bm25
+ppr_v      ppr x vector_n
 =========  =================================================================================
 
 ``final = sigmoid(w . x + b)``. The weights are a logistic regression fitted on development questions
@@ -26,11 +30,14 @@ import math
 
 from app.retrieval.scoring import Candidate
 
-FEATURES = ("vector_n", "vector", "bm25", "title", "bridge", "ppr", "overlap", "vector_rk", "bm25_rk")
+FEATURES = (
+    "vector_n", "vector", "bm25", "title", "bridge", "ppr", "overlap", "vector_rk", "bm25_rk",
+    "bridge_v", "title_v", "bridge_b", "ppr_v",
+)
 RANK_CAP = 24
-# fitted by bench/train_reranker.py (see the module docstring); order of FEATURES
-WEIGHTS = (0.0, 2.0, 1.0, 1.5, 4.5, 3.0, -0.5, 1.0, 1.0)
-BIAS = -4.0
+# fitted by bench/train_reranker.py (see the module docstring and docs/BENCHMARKS.md); order of FEATURES
+WEIGHTS = (2.947, 0.649, 3.788, -0.379, 9.118, 0.927, 0.22, 1.145, 1.859, -4.895, 1.573, -4.218, -0.206)
+BIAS = -5.813
 
 
 def rank_feature(rank: int | None) -> float:
@@ -50,6 +57,10 @@ def feature_vector(c: Candidate) -> list[float]:
         c.overlap,
         rank_feature(c.vector_rank),
         rank_feature(c.bm25_rank),
+        c.bridge * c.base_norm,
+        c.title_match * c.base_norm,
+        c.bridge * c.bm25,
+        c.ppr * c.base_norm,
     ]
 
 
