@@ -61,6 +61,7 @@ def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_p
 
 def test_reembed_recreates_the_vector_index_for_another_dimension(store, embedder) -> None:  # type: ignore[no-untyped-def]
     store.bootstrap(16)
+    store.run("document_upsert", {"rows": [{"id": "d1", "title": "Basel", "source": "s", "props": {}}]})
     store.run("chunk_upsert", {"rows": [{"id": "c1", "doc_id": "d1", "text": "Basel sits on the Rhine.",
                                          "hash": "h", "source": "s", "seq": 0, "title": "Basel", "pos": 0}]})
     store.run("chunk_set_embeddings", {"rows": [{"id": "c1", "embedding": [0.25] * 16}]})
