@@ -89,6 +89,7 @@ class EntityGraph:
     row: dict[str, int]
     entity_col: dict[str, int]
     incidence: sparse.csr_matrix  # chunks x entities (0/1), titles included
+    by_entity: sparse.csc_matrix  # the same, column-major (fast column slices)
     freq: np.ndarray  # chunks per entity column
     by_title: dict[str, list[int]]  # title key -> chunk rows
     titled: dict[int, list[int]]  # entity column -> rows of the chunks it is the title of
@@ -119,7 +120,8 @@ class EntityGraph:
         inc = sparse.csr_matrix((data, (r_idx, c_idx)), shape=(len(ids), len(cols)), dtype=np.float32)
         freq = np.asarray(inc.sum(axis=0)).ravel()
         titled = {cols[key]: rows_ for key, rows_ in by_title.items()}
-        return cls(ids, row, cols, inc, freq, by_title, titled, BipartiteWalk.from_incidence(inc))
+        walk = BipartiteWalk.from_incidence(inc)
+        return cls(ids, row, cols, inc, inc.tocsc(), freq, by_title, titled, walk)
 
     def chunk_entities(self, i: int) -> list[int]:
         """Entity columns of chunk row ``i``."""

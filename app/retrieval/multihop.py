@@ -117,7 +117,7 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
         signals.ppr_scores = scores / peak
     if cols:
         weights = np.array([entity_seeds[j] for j in cols], dtype=np.float32)
-        overlap = np.asarray(graph.incidence[:, cols] @ weights).ravel()
+        overlap = np.asarray(graph.by_entity[:, cols] @ weights).ravel()
         top_overlap = float(overlap.max())
         if top_overlap > 0:
             for row in np.nonzero(overlap)[0].tolist():
