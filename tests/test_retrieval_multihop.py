@@ -129,3 +129,18 @@ def test_bounded_cooccurrence_keeps_top_k_partners_by_count_times_pmi() -> None:
     many = [PairCount("x", f"y{i}", 2, 2, 2) for i in range(5)]
     chosen = top_partners(many, total_chunks=100, top_k=2, min_count=2)
     assert len(chosen) == 2 and association(many[0], 100)[0] > 0
+
+
+def test_ppr_top_zero_switches_the_walk_off_and_ablations_switch_signals_off() -> None:
+    from types import SimpleNamespace
+
+    from app.core.config import Settings
+    from app.retrieval.multihop_stage import params_from_settings
+
+    on = params_from_settings(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
+    assert on.use_ppr and on.bridge_n == 5
+    off = params_from_settings(SimpleNamespace(settings=Settings(retrieval_ppr_top=0)))  # type: ignore[arg-type]
+    assert not off.use_ppr
+    ablated = params_from_settings(SimpleNamespace(settings=Settings()),  # type: ignore[arg-type]
+                                   frozenset({"bridge", "ppr"}))
+    assert ablated.bridge_n == 0 and not ablated.use_ppr

@@ -159,7 +159,7 @@ class Settings(BaseSettings):
     retrieval_ppr_alpha: float = Field(
         0.5, gt=0, le=1, description="multihop: Personalized PageRank restart probability.")
     retrieval_ppr_top: int = Field(
-        10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates.")
+        10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
     ingest_cooccur_top_k: int = Field(
         5, ge=0, description="CO_OCCURS partners kept per entity, by count x PMI (0 = no CO_OCCURS).")
 

@@ -28,7 +28,7 @@ def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(
         ppr_alpha=s.retrieval_ppr_alpha,
         ppr_top=s.retrieval_ppr_top,
         max_freq=s.retrieval_entity_max_freq,
-        use_ppr="ppr" not in ablate,
+        use_ppr="ppr" not in ablate and s.retrieval_ppr_top > 0,
     )
 
 
