@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import BadInput
+from app.services.embedding_record import record_model
 from ingest.checkpoint import Checkpoint, checkpoint_path
 from ingest.chunk import ChunkRec, chunk_document
 from ingest.embed import check_dimension, embed_texts
@@ -306,7 +307,8 @@ def _phase_b(ctx: RunContext) -> dict[str, dict[str, list[str]]]:
             for keys in ents.values():
                 ctx.touched_entities.update(keys)
     ctx.writer.refresh_entities(sorted(ctx.touched_entities))
-    edges = ctx.writer.rebuild_cooccurs(ctx.touched_entities, s.ingest_cooccur_min_count)
+    edges = (ctx.writer.rebuild_cooccurs(s.ingest_cooccur_top_k, s.ingest_cooccur_min_count)
+             if ctx.touched_entities else 0)
     ctx.result.cooccur_edges = edges
     ctx.emit({"stage": "cooccurrence", "entities": len(ctx.touched_entities), "edges": edges})
     relates = 0
@@ -403,6 +405,7 @@ def ingest_path(services: Services, path: Path, options: IngestOptions | None = 
     _plan(ctx, files)
     dim = check_dimension(services.store, services.embedder)
     services.store.bootstrap(dim)
+    record_model(services.store, services.embedder.model_name, dim)
     emit({"stage": "schema_index", "detail": "ok", "dimension": dim})
     if options.checkpoint:
         ck_file = checkpoint_path(root, settings.ingest_checkpoint_dir, state_dir(settings))

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.store.base import GraphStore
 from ingest.chunk import ChunkRec
+from ingest.cooccur import cooccur_rows
 from ingest.entities import Mention
 from ingest.llm_relations import TypedRelation
 from ingest.load import SourceDoc
@@ -95,16 +96,17 @@ class GraphWriter:
         self._rows("ingest_entity_freq", rows)
         self._rows("ingest_entity_prune", rows)
 
-    def rebuild_cooccurs(self, keys: Iterable[str], min_count: int) -> int:
-        """Recompute CO_OCCURS from the given entities to higher ids; returns edges written."""
-        rows = [{"id": k} for k in sorted(keys)]
-        self._rows("ingest_cooccur_clear", rows)
-        edges = 0
-        size = max(1, min(self.batch_size, 500))
-        for i in range(0, len(rows), size):
-            out = self.store.run("ingest_cooccur_build", {"rows": rows[i:i + size], "min_count": min_count})
-            edges += int(out[0]["edges"]) if out else 0
-        return edges
+    def rebuild_cooccurs(self, top_k: int, min_count: int) -> int:
+        """Recompute the bounded CO_OCCURS edges of the whole graph (``ingest/cooccur.py``); returns edges.
+
+        Linear in chunks (one read of every chunk's MENTIONS, counting in process), so an incremental
+        ingest gives exactly the graph a clean ingest gives.
+        """
+        per_chunk = [list(dict.fromkeys(r["entities"] or [])) for r in self.store.run("ingest_mentions_all")]
+        rows = cooccur_rows(per_chunk, top_k, min_count)
+        self.store.run("ingest_cooccur_reset")
+        self._rows("ingest_cooccur_set", rows)
+        return len(rows)
 
     def clear_relates(self, chunk_ids: Sequence[str]) -> None:
         self._rows("ingest_relates_clear", ({"id": c} for c in chunk_ids))

@@ -10,7 +10,7 @@ from app.core.config import Settings
 from ingest.kg.loader import load_records
 from ingest.kg.records import KGRecord
 from tests.support.apps import app_client, stoppable_store
-from tests.support.graphs import HUB, build_hub, ingest_docs
+from tests.support.graphs import HUB, build_hub, expected_cooccurs, ingest_docs
 
 
 def _check_shape(body: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
@@ -40,15 +40,18 @@ def test_entity_graph_depth_expansion_and_stable_ids(settings: Settings, tmp_pat
         mention_edges = [e for e in edges if e["type"] == "MENTIONS" and e["target"] == center["id"]]
         assert {e["source"] for e in mention_edges} == {n["id"] for n in chunks}
         assert any(e["type"] == "CO_OCCURS" and center["id"] in (e["source"], e["target"]) for e in edges)
-        assert "e:york" in nodes  # shares chunks with Harald Hardrada
+        assert "e:nfl" in nodes  # a bounded CO_OCCURS partner (2 shared chunks, positive PMI)
+        partners = {b if a == "harald hardrada" else a for a, b in expected_cooccurs(c.app.state.services.store)  # type: ignore[attr-defined]
+                    if "harald hardrada" in (a, b)}
+        assert partners and {f"e:{k}" for k in partners} <= set(nodes)
         again = c.get("/graph", params={"entity": "Harald Hardrada"}).json()
         assert {n["id"] for n in again["nodes"]} == set(nodes)  # same ids, any spelling of the name
         deeper = c.get("/graph", params={"entity": "harald hardrada", "depth": 2}).json()
         assert set(nodes) <= {n["id"] for n in deeper["nodes"]}
         # expanding a neighbour keeps the ids the page already has, so it can merge
-        expanded = c.get("/graph", params={"node": "e:york"}).json()
+        expanded = c.get("/graph", params={"node": "e:nfl"}).json()
         ids = {n["id"] for n in expanded["nodes"]}
-        assert "e:york" in ids and "e:harald hardrada" in ids
+        assert "e:nfl" in ids and "e:harald hardrada" in ids
         chunk_id = chunks[0]["id"]
         around_chunk = c.get("/graph", params={"node": chunk_id}).json()
         _, chunk_edges = _check_shape(around_chunk)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.config import Settings
+from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS
 from app.services.container import Services
 from app.store.embedded import ServerInfo
 from tests.support.apps import app_client, stoppable_store
@@ -63,7 +65,12 @@ def test_ranking_preview_fields(client: Any) -> None:
         ):
             assert key in item
         assert item["composite_score"] == pytest.approx(item["base_norm"] + item["bonus"], abs=2e-6)
-        assert item["final_score"] == pytest.approx(item["composite_score"], abs=2e-6)
+        # default multi-hop ranking: final = the feature reranker's score of the item's own features
+        assert list(item["features"]) == list(FEATURES)
+        z = BIAS + sum(w * item["features"][f] for w, f in zip(WEIGHTS, FEATURES, strict=True))
+        assert item["final_score"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-4)
+    finals = [i["final_score"] for i in body["items"]]
+    assert finals == sorted(finals, reverse=True)
     assert any(
         i["title"] == "Maximum Overdrive" or i["title"] == "Leland, North Carolina" for i in body["items"]
     )

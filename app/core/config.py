@@ -128,7 +128,7 @@ class Settings(BaseSettings):
         default="heuristic", description="Entity extractor: deterministic rules, or LLM JSON.")
     ingest_entity_min_len: int = Field(default=2, ge=1, description="Shortest normalised entity key kept.")
     ingest_entity_max_per_chunk: int = Field(default=40, ge=1, description="Most entities kept per chunk.")
-    ingest_cooccur_min_count: int = Field(default=1, ge=1, description="Shared chunks needed for CO_OCCURS.")
+    ingest_cooccur_min_count: int = Field(default=2, ge=1, description="Shared chunks needed for CO_OCCURS.")
     ingest_llm_relations: Literal["auto", "on", "off"] = Field(
         default="auto", description="LLM REL edges: auto = when an LLM is configured.")
     relation_window: int = Field(default=2, ge=1, description="Chunks apart for RELATES_TO / LLM REL.")
@@ -164,6 +164,19 @@ class Settings(BaseSettings):
     entity_dup_max_entities: int = Field(
         50000, ge=2, description="GET /entities/duplicates: most entities compared (largest freq first).")
     mcp_enabled: bool = Field(True, description="Mount the MCP server (streamable HTTP) at /mcp.")
+    # --- issue 17: multi-hop retrieval quality ---
+    retrieval_graph_mode: Literal["multihop", "bonus"] = Field(
+        "multihop", description="Graph stage: 'multihop' (title match, bridge entities, Personalized "
+        "PageRank over the in-process entity graph, feature reranker) or 'bonus' (the issue-5 Cypher "
+        "expansion with graph bonuses).")
+    retrieval_bridge_n: int = Field(
+        5, ge=0, description="multihop: best first-stage chunks whose named entities bring in titled chunks.")
+    retrieval_ppr_alpha: float = Field(
+        0.5, gt=0, le=1, description="multihop: Personalized PageRank restart probability.")
+    retrieval_ppr_top: int = Field(
+        10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
+    ingest_cooccur_top_k: int = Field(
+        5, ge=0, description="CO_OCCURS partners kept per entity, by count x PMI (0 = no CO_OCCURS).")
 
     @field_validator("backend")
     @classmethod

@@ -125,7 +125,7 @@ def _apply(services: Services, tid: str, keys: list[str]) -> dict[str, int]:
     store.run("entity_set_aliases", {"rows": [{"id": tid, "aliases": aliases}]})
     moved = store.run("entity_merge_mentions", {"rows": rows})
     affected = {str(r["id"]) for r in store.run("entity_comentioned", {"ids": [tid]})} | {tid, *keys}
-    cooccur = writer.rebuild_cooccurs(affected, s.ingest_cooccur_min_count)
+    cooccur = writer.rebuild_cooccurs(s.ingest_cooccur_top_k, s.ingest_cooccur_min_count)  # whole graph
     relates = 0
     for r in store.run("entity_chunk_sources", {"ids": [tid]}):
         ids = [str(c["id"]) for c in writer.source_chunks_ordered(str(r["source"]))]

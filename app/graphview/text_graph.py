@@ -154,6 +154,8 @@ def entity_graph(
     g = GraphBuilder(limit, 4 * limit)
     add_entity(g, entity, center=True)
     chunk_quota = min(chunks_per_entity, max(0, (limit - 1) // 3))
+    if chunk_quota == 0 and int(entity.get("freq") or 0) > 0:
+        g.truncated = True  # no room left for the chunks that mention it
     entity_chunks(store, g, [str(entity["id"])], chunk_quota)
     first = entity_neighbours(store, g, [str(entity["id"])], max(0, g.room() if depth < 2 else g.room() // 2))
     if depth >= 2 and first and g.room() > 0:

@@ -68,6 +68,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
             "degree": c.degree,
             "rerank_score": ans.round6(c.rerank),
             "title": c.title,
+            "features": c.features,
         }
         for c in result.top
     ]

@@ -3,13 +3,12 @@ and an independent recount of CO_OCCURS / RELATES_TO from the stored MENTIONS ed
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 from app.services.container import Services
 from app.store.base import GraphStore
+from ingest.cooccur import cooccur_rows
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from ingest.relations import relates_rows
@@ -49,16 +48,14 @@ def mentions(store: GraphStore) -> list[dict[str, Any]]:
     return out
 
 
-def expected_cooccurs(store: GraphStore) -> dict[tuple[str, str], int]:
-    """CO_OCCURS counts recomputed in Python from MENTIONS (the oracle)."""
+def expected_cooccurs(store: GraphStore, top_k: int = 5, min_count: int = 2) -> dict[tuple[str, str], int]:
+    """CO_OCCURS counts recomputed from MENTIONS with the bounded rule (ingest/cooccur.py; defaults as the
+    settings): the oracle for what the store must hold after any write."""
     per_chunk: dict[str, set[str]] = {}
     for m in mentions(store):
         per_chunk.setdefault(m["chunk"], set()).add(m["entity"])
-    counts: Counter[tuple[str, str]] = Counter()
-    for ents in per_chunk.values():
-        for a, b in combinations(sorted(ents), 2):
-            counts[(a, b)] += 1
-    return dict(counts)
+    rows = cooccur_rows([sorted(ents) for ents in per_chunk.values()], top_k, min_count)
+    return {(str(r["a"]), str(r["b"])): int(r["count"]) for r in rows}  # type: ignore[call-overload]
 
 
 def stored_cooccurs(store: GraphStore) -> dict[tuple[str, str], int]:
@@ -131,5 +128,6 @@ def build_hub(store: GraphStore, chunks: int, per_chunk: int) -> int:
     ]
     store.run_batched("ingest_mentions_set", rows)
     store.run("ingest_entity_freq", {"rows": [{"id": HUB}]})
-    out = store.run("ingest_cooccur_build", {"rows": [{"id": HUB}], "min_count": 1})  # HUB sorts first
-    return int(out[0]["edges"])
+    # every other entity picks the hub as a partner (bounded per entity, not per hub): a hub of many edges
+    links = [{"a": HUB, "b": r["entity"], "count": 1, "pmi": 1.0} for r in rows if r["entity"] != HUB]
+    return store.run_batched("ingest_cooccur_set", links)
