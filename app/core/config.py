@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Backend = Literal["embedded", "neo4j"]
+# KG-R1's action names (its registry order) and its legacy aliases (issue 18; app.kg.kgr1 answers them)
+KG_R1_ACTIONS = ("get_relations_in", "get_relations_out", "get_entities_in", "get_entities_out",
+                 "get_conditional_relations", "get_relations")
+KG_R1_LEGACY = {"get_head_relations": "get_relations_in", "get_tail_relations": "get_relations_out",
+                "get_head_entities": "get_entities_in", "get_tail_entities": "get_entities_out"}
 
 
 class Settings(BaseSettings):
@@ -149,6 +155,17 @@ class Settings(BaseSettings):
     api_port: int = 8010
     cors_origins: list[str] = []
 
+    # --- issue 18: KG-R1 fidelity (chat answers word for word, KG-R1 data layout) ---
+    kg_default_format: Literal["seed", "chat"] = Field(
+        "seed", description="POST /retrieve list body without ?format=: 'seed' (NeoRAG's answers) or 'chat' "
+        "(KG-R1's server, word for word); GET /actions follows it.")
+    kg_relation_format: Literal["flat", "full_indent", "mixed", "compact"] = Field(
+        "flat", description="Chat answers: how relation lists are written (KG-R1's KG_RELATION_FORMAT).")
+    kg_chat_actions: Annotated[list[str], NoDecode] = Field(
+        default=list(KG_R1_ACTIONS), description="Chat answers: enabled actions in order, comma-separated or "
+        "a JSON list (KG-R1's KG_ENABLED_ACTIONS; its legacy names map to the new ones); others answer "
+        "'Action ... not available'.")
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
@@ -158,6 +175,24 @@ class Settings(BaseSettings):
                 f"unknown backend {value!r}: NEORAG_BACKEND must be 'embedded' (FalkorDB, default) or 'neo4j'"
             )
         return value
+
+    @field_validator("kg_chat_actions", mode="before")
+    @classmethod
+    def _chat_actions(cls, value: object) -> list[str]:
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [v for v in text.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ValueError("NEORAG_KG_CHAT_ACTIONS must be a list of action names")
+        out: list[str] = []
+        for raw in value:
+            name = KG_R1_LEGACY.get(str(raw).strip(), str(raw).strip())
+            if name not in KG_R1_ACTIONS:
+                raise ValueError(f"unknown KG action {raw!r} in NEORAG_KG_CHAT_ACTIONS: "
+                                 f"use {', '.join(KG_R1_ACTIONS)}")
+            if name not in out:
+                out.append(name)
+        return out
 
     @property
     def llm_configured(self) -> bool:

@@ -30,6 +30,10 @@ class SampleInfo:
     buckets: int = 1  # KGFacts buckets the sample is split into (app.kg.facts)
 
 
+FactsKey = tuple[str, ...]  # (sample key, requested entity) or (sample key, entity, UNION)
+UNION = "union"  # KG-R1 matching: every case variant of the name in the sample
+
+
 def _weight(facts: Facts | None) -> int:
     return facts.weight if facts is not None else 1
 
@@ -43,7 +47,8 @@ class KGCache:
         self.lock = threading.Lock()
         self.generations: dict[str, str | None] = {}
         self.samples: dict[str, SampleInfo | None] = {}
-        self.facts: OrderedDict[tuple[str, str], Facts | None] = OrderedDict()
+        self.facts: OrderedDict[FactsKey, Facts | None] = OrderedDict()
+        self.vocab: dict[str, frozenset[str]] = {}  # dataset -> its relation vocabulary (KG-R1 chat answers)
         self.weight = 0
         self.hits = 0
         self.misses = 0
@@ -57,6 +62,7 @@ class KGCache:
         self.generations.clear()
         self.samples.clear()
         self.facts.clear()
+        self.vocab.clear()
         self.weight = 0
 
     def observe_generations(self, current: dict[str, str | None]) -> None:
@@ -73,7 +79,7 @@ class KGCache:
             self.samples.clear()
         self.samples[key] = info
 
-    def get_facts(self, key: tuple[str, str]) -> tuple[bool, Facts | None]:
+    def get_facts(self, key: FactsKey) -> tuple[bool, Facts | None]:
         """(found, facts): found is False when the pair was never looked up."""
         try:
             value = self.facts[key]
@@ -84,7 +90,7 @@ class KGCache:
         self.hits += 1
         return True, value
 
-    def put_facts(self, key: tuple[str, str], facts: Facts | None) -> None:
+    def put_facts(self, key: FactsKey, facts: Facts | None) -> None:
         if key in self.facts:
             self.weight -= _weight(self.facts.pop(key))
         self.facts[key] = facts

@@ -15,11 +15,22 @@ from fastapi.responses import JSONResponse, Response
 
 from app.api.deps import get_services
 from app.core.errors import BadInput
+from app.kg.chat import ChatOptions, run_chat
 from app.kg.runtime import kg_cache
 from app.kg.service import CHAT, SEED, run_actions
 
 router = APIRouter(tags=["kg"])
-_FORMATS = {None: SEED, "": SEED, "seed": SEED, "legacy": SEED, "chat": CHAT}
+_FORMATS = {"seed": SEED, "legacy": SEED, "chat": CHAT}
+
+
+def answer_format(param: str | None, default: str) -> str:
+    """``?format=`` (seed | legacy | chat; absent or empty: the ``NEORAG_KG_DEFAULT_FORMAT`` default)."""
+    if not param:
+        return default
+    fmt = _FORMATS.get(param)
+    if fmt is None:
+        raise BadInput(f"format: must be 'chat' or 'seed', got {param!r}", field="format")
+    return fmt
 
 
 def _dumps(data: Any) -> Response:
@@ -29,7 +40,7 @@ def _dumps(data: Any) -> Response:
 
 @router.post("/retrieve", summary="KG-R1 actions (JSON list body) or CoRAG passages (JSON object body)")
 async def retrieve(request: Request) -> Response:
-    """List body: one answer per action, same order (``?format=chat`` for the chat shape).
+    """List body: one answer per action, same order (``?format=chat``: KG-R1's server's answers).
 
     Object body: ``{"query": ..., "top_k"?}`` -> passages (``?shape=list`` for a bare list).
     """
@@ -40,11 +51,9 @@ async def retrieve(request: Request) -> Response:
         raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
     services = get_services(request)
     if isinstance(data, list):
-        fmt_param = request.query_params.get("format")
-        fmt = _FORMATS.get(fmt_param)
-        if fmt is None:
-            raise BadInput(f"format: must be 'chat' or 'seed', got {fmt_param!r}", field="format")
-        limit = services.settings.kg_max_batch
+        settings = services.settings
+        fmt = answer_format(request.query_params.get("format"), settings.kg_default_format)
+        limit = settings.kg_max_batch
         if len(data) > limit:
             return JSONResponse(status_code=413, content={
                 "error": "batch_too_large", "field": "body",
@@ -53,9 +62,11 @@ async def retrieve(request: Request) -> Response:
             if not isinstance(item, dict):
                 raise BadInput(f"body[{index}]: each action must be a JSON object, got {type(item).__name__}",
                                field=f"body[{index}]")
-        cache = kg_cache(services.extras, services.settings.kg_cache_max_triples)
-        answers = await run_in_threadpool(run_actions, services.store, cache, data, fmt)
-        return _dumps(answers)
+        cache = kg_cache(services.extras, settings.kg_cache_max_triples)
+        if fmt == CHAT:
+            options = ChatOptions(settings.kg_relation_format, tuple(settings.kg_chat_actions))
+            return _dumps(await run_in_threadpool(run_chat, services.store, cache, data, options))
+        return _dumps(await run_in_threadpool(run_actions, services.store, cache, data))
     if isinstance(data, dict):
         return await _passages(request, services, data)
     raise BadInput(
