@@ -165,6 +165,15 @@ class Settings(BaseSettings):
         default=list(KG_R1_ACTIONS), description="Chat answers: enabled actions in order, comma-separated or "
         "a JSON list (KG-R1's KG_ENABLED_ACTIONS; its legacy names map to the new ones); others answer "
         "'Action ... not available'.")
+    kg_generation_check_ms: float = Field(
+        100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
+        "a load in another process is seen within this time. 0 = before every batch.")
+    api_access_log: bool = Field(
+        False, description="`neorag serve`: log one line per request (uvicorn's access log; costs ~10% CPU "
+        "on small KG-action batches).")
+    api_workers: int = Field(
+        1, ge=1, description="`neorag serve`: worker processes, each with its own store connection, "
+        "embedder and caches (listening socket bound with TCP_NODELAY kept: uvicorn issue #3149).")
 
     @field_validator("backend")
     @classmethod

@@ -5,7 +5,8 @@ The order of its checks is kept: request checks, dataset, enabled action, extra 
 results. Store round trips per batch: (1) generation tokens of the datasets named (``cwq`` in any case
 means ``CWQ``, as it normalises it), (2) samples not cached, (3) fact buckets of entities not cached,
 (4) only for a dataset whose relation vocabulary is not cached yet, that vocabulary; a warm batch makes
-only (1). ``query_time`` is an item's compute time plus an equal share of the batch's store time.
+none (see :mod:`app.kg.service` for the generation check and :data:`app.kg.service.OFFLINE`).
+``query_time`` is an item's compute time plus an equal share of the batch's store time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from app.kg.cache import UNION, KGCache
 from app.kg.keys import sample_key
 from app.kg.kgr1 import ChatRequest, Observation
 from app.kg.relation_format import format_relations
-from app.kg.service import fetch_facts, fetch_samples, observe_generations
+from app.kg.service import fetch_facts, fetch_samples, holding, observe_generations
 from app.store.base import GraphStore
 
 _DIRECTION = {"rel_both": "both", "rel_in": "in", "rel_out": "out", "ent_in": "in", "ent_out": "out"}
@@ -109,7 +110,7 @@ def run_chat(store: GraphStore, cache: KGCache, items: list[dict[str, Any]],
     checked = [kgr1.check_item(item) for item in items]
     reqs = [c for c in checked if isinstance(c, ChatRequest)]
     work = cache if cache.enabled else KGCache(0)
-    with work.lock:
+    with holding(work, store):
         t0 = time.perf_counter()
         batch = _prefetch(store, work, reqs, options) if reqs else _Batch({}, [])
         share = (time.perf_counter() - t0) / len(reqs) if reqs else 0.0

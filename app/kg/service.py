@@ -1,15 +1,20 @@
 """Answers a batch of KG-R1 actions in the seed's shape with at most 3 store round trips.
 
-Round trips per batch: (1) generation tokens of the datasets touched, (2) samples not cached,
-(3) the fact buckets (:mod:`app.kg.facts`) of the entities not cached: the exact and the
-case-insensitive match of a name share a bucket. With a warm cache only (1) runs. ``query_time``
-of an item is its own compute time plus an equal share of the batch's store time.
+Round trips per batch: (1) generation tokens of the datasets touched (skipped while they are fresh,
+:class:`app.kg.cache.KGCache`), (2) samples not cached, (3) the fact buckets (:mod:`app.kg.facts`) of
+the entities not cached: the exact and the case-insensitive match of a name share a bucket. A warm
+batch makes none: given :data:`OFFLINE` as its store, it is answered on the caller's thread (the API's
+event loop) or raises :class:`NeedsStore` at its first round trip, and is then run again with the
+store on a worker thread. ``query_time`` of an item is its own compute time plus an equal share of the
+batch's store time.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 from app.kg.actions import Action, parse_item
 from app.kg.cache import UNION, FactsKey, KGCache, SampleInfo
@@ -20,13 +25,42 @@ SEED = "seed"  # answer shapes of a list body: the seed's (NeoRAG's own) or KG-R
 CHAT = "chat"
 
 
+class NeedsStore(Exception):  # noqa: N818 - a signal, not an error
+    """A batch run with :data:`OFFLINE` needs a store round trip (or the cache lock is busy)."""
+
+
+class _Offline:
+    """Stands in for the store when a batch should be answered from the cache alone."""
+
+    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        raise NeedsStore(name)
+
+
+OFFLINE = cast(GraphStore, _Offline())
+
+
+@contextmanager
+def holding(cache: KGCache, store: GraphStore) -> Iterator[None]:
+    """Hold the cache lock for a batch; with :data:`OFFLINE` never wait for it (raise NeedsStore)."""
+    if not cache.lock.acquire(blocking=store is not OFFLINE):
+        raise NeedsStore("cache lock busy")
+    try:
+        yield
+    finally:
+        cache.lock.release()
+
+
 def observe_generations(store: GraphStore, cache: KGCache, datasets: list[str]) -> dict[str, str | None]:
-    """Read the generation tokens of ``datasets`` (None: not loaded); a changed token clears ``cache``."""
-    rows = store.run("kg_dataset_generations", {"names": datasets})
-    current: dict[str, str | None] = dict.fromkeys(datasets)
-    current.update({r["name"]: r["generation"] for r in rows})
-    cache.observe_generations(current)
-    return current
+    """The generation tokens of ``datasets`` (None: not loaded), read unless all are fresh; a changed
+    token clears ``cache``."""
+    now = time.monotonic()
+    if not cache.fresh(datasets, now):
+        rows = store.run("kg_dataset_generations", {"names": datasets})
+        current: dict[str, str | None] = dict.fromkeys(datasets)
+        current.update({r["name"]: r["generation"] for r in rows})
+        cache.observe_generations(current)
+        cache.checked.update(dict.fromkeys(datasets, now))
+    return {d: cache.generations.get(d) for d in datasets}
 
 
 def fetch_samples(store: GraphStore, cache: KGCache, keys: set[str]) -> None:
@@ -92,7 +126,7 @@ def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]]) 
     actions = [p for p in parsed if isinstance(p, Action)]
     work = cache if cache.enabled else KGCache(0)
     store_time = 0.0
-    with work.lock:
+    with holding(work, store):
         if actions:
             t0 = time.perf_counter()
             _prefetch(store, work, actions)

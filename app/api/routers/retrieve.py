@@ -7,6 +7,7 @@ path stays fast: one ``json.loads``, the batch executor, one ``json.dumps``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,12 +16,15 @@ from fastapi.responses import JSONResponse, Response
 
 from app.api.deps import get_services
 from app.core.errors import BadInput
+from app.kg.cache import KGCache
 from app.kg.chat import ChatOptions, run_chat
 from app.kg.runtime import kg_cache
-from app.kg.service import CHAT, SEED, run_actions
+from app.kg.service import CHAT, OFFLINE, SEED, NeedsStore, run_actions
+from app.store.base import GraphStore
 
 router = APIRouter(tags=["kg"])
 _FORMATS = {"seed": SEED, "legacy": SEED, "chat": CHAT}
+INLINE_MAX = 1024  # a warm batch up to this size is answered on the event loop (no thread hop)
 
 
 def answer_format(param: str | None, default: str) -> str:
@@ -62,11 +66,11 @@ async def retrieve(request: Request) -> Response:
             if not isinstance(item, dict):
                 raise BadInput(f"body[{index}]: each action must be a JSON object, got {type(item).__name__}",
                                field=f"body[{index}]")
-        cache = kg_cache(services.extras, settings.kg_cache_max_triples)
+        cache = kg_cache(services.extras, settings.kg_cache_max_triples, settings.kg_generation_check_ms)
         if fmt == CHAT:
             options = ChatOptions(settings.kg_relation_format, tuple(settings.kg_chat_actions))
-            return _dumps(await run_in_threadpool(run_chat, services.store, cache, data, options))
-        return _dumps(await run_in_threadpool(run_actions, services.store, cache, data))
+            return _dumps(await _answer(run_chat, services.store, cache, data, options))
+        return _dumps(await _answer(run_actions, services.store, cache, data))
     if isinstance(data, dict):
         return await _passages(request, services, data)
     raise BadInput(
@@ -74,6 +78,17 @@ async def retrieve(request: Request) -> Response:
         f"got {type(data).__name__}",
         field="body",
     )
+
+
+async def _answer(run: Callable[..., list[Any]], store: GraphStore, cache: KGCache, data: list[Any],
+                  *options: Any) -> list[Any]:
+    """A warm batch from the cache right here; anything needing the store on a worker thread."""
+    if len(data) <= INLINE_MAX:
+        try:
+            return run(OFFLINE, cache, data, *options)
+        except NeedsStore:
+            pass
+    return await run_in_threadpool(run, store, cache, data, *options)
 
 
 async def _passages(request: Request, services: Any, data: dict[str, Any]) -> Response:
