@@ -22,7 +22,7 @@ from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from app.kg.keys import facts_bucket, facts_bucket_count, facts_key, fold
+from app.kg.keys import bucket_of_folded, facts_bucket, facts_bucket_count, facts_key, fold
 from app.store.base import GraphStore
 
 Triple = tuple[str, str, str]
@@ -129,20 +129,26 @@ def encode_facts(skey: str, triples: list[Triple],
     adj = adjacency(triples)
     for name in extra.isolated if extra is not None else []:
         adj[name]  # noqa: B018 - an entity without triples gets a line with empty lists
+    folded_of = {name: fold(name) for name in adj}
     folds: dict[str, list[str]] = defaultdict(list)
-    for name in adj:
-        folds[fold(name)].append(name)
+    if len(set(folded_of.values())) < len(folded_of):  # some names differ only in case or spaces
+        for name, folded in folded_of.items():
+            folds[folded].append(name)
     repeats = _repeats_by_fold(extra) if extra is not None else {}
     hidden = extra.hidden if extra is not None else set()
     grouped: dict[int, list[str]] = defaultdict(list)
     for name, lists in sorted(adj.items()):
-        folded = fold(name)
-        meta: dict[str, Any] = dict(repeats.get(folded, {}))
-        if len(folds[folded]) > 1:
-            meta["v"] = [v for v in folds[folded] if v != name]
-        if name in hidden:
-            meta["x"] = 1
-        grouped[facts_bucket(name, buckets)].append(_dumps([name, *lists, meta] if meta else [name, *lists]))
+        folded = folded_of[name]
+        group = folds.get(folded, ())
+        meta: dict[str, Any] | None = None
+        if len(group) > 1 or folded in repeats or name in hidden:  # rare: most lines carry no object
+            meta = dict(repeats.get(folded, {}))
+            if len(group) > 1:
+                meta["v"] = [v for v in group if v != name]
+            if name in hidden:
+                meta["x"] = 1
+        line = _dumps([name, *lists, meta] if meta else [name, *lists])
+        grouped[bucket_of_folded(folded, buckets)].append(line)
     rows = [{"key": facts_key(skey, b), "sample": skey, "facts": "\n".join(lines)}
             for b, lines in sorted(grouped.items())]
     return buckets, rows
