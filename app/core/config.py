@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Backend = Literal["embedded", "neo4j"]
+# KG-R1's action names (its registry order) and its legacy aliases (issue 18; app.kg.kgr1 answers them)
+KG_R1_ACTIONS = ("get_relations_in", "get_relations_out", "get_entities_in", "get_entities_out",
+                 "get_conditional_relations", "get_relations")
+KG_R1_LEGACY = {"get_head_relations": "get_relations_in", "get_tail_relations": "get_relations_out",
+                "get_head_entities": "get_entities_in", "get_tail_entities": "get_entities_out"}
 
 
 class Settings(BaseSettings):
@@ -177,6 +183,25 @@ class Settings(BaseSettings):
         10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
     ingest_cooccur_top_k: int = Field(
         5, ge=0, description="CO_OCCURS partners kept per entity, by count x PMI (0 = no CO_OCCURS).")
+    # --- issue 18: KG-R1 fidelity (chat answers word for word, KG-R1 data layout) ---
+    kg_default_format: Literal["seed", "chat"] = Field(
+        "seed", description="POST /retrieve list body without ?format=: 'seed' (NeoRAG's answers) or 'chat' "
+        "(KG-R1's server, word for word); GET /actions follows it.")
+    kg_relation_format: Literal["flat", "full_indent", "mixed", "compact"] = Field(
+        "flat", description="Chat answers: how relation lists are written (KG-R1's KG_RELATION_FORMAT).")
+    kg_chat_actions: Annotated[list[str], NoDecode] = Field(
+        default=list(KG_R1_ACTIONS), description="Chat answers: enabled actions in order, comma-separated or "
+        "a JSON list (KG-R1's KG_ENABLED_ACTIONS; its legacy names map to the new ones); others answer "
+        "'Action ... not available'.")
+    kg_generation_check_ms: float = Field(
+        100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
+        "a load in another process is seen within this time. 0 = before every batch.")
+    api_access_log: bool = Field(
+        False, description="`neorag serve`: log one line per request (uvicorn's access log; costs ~10% CPU "
+        "on small KG-action batches).")
+    api_workers: int = Field(
+        1, ge=1, description="`neorag serve`: worker processes, each with its own store connection, "
+        "embedder and caches (listening socket bound with TCP_NODELAY kept: uvicorn issue #3149).")
 
     @field_validator("backend")
     @classmethod
@@ -187,6 +212,24 @@ class Settings(BaseSettings):
                 f"unknown backend {value!r}: NEORAG_BACKEND must be 'embedded' (FalkorDB, default) or 'neo4j'"
             )
         return value
+
+    @field_validator("kg_chat_actions", mode="before")
+    @classmethod
+    def _chat_actions(cls, value: object) -> list[str]:
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [v for v in text.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ValueError("NEORAG_KG_CHAT_ACTIONS must be a list of action names")
+        out: list[str] = []
+        for raw in value:
+            name = KG_R1_LEGACY.get(str(raw).strip(), str(raw).strip())
+            if name not in KG_R1_ACTIONS:
+                raise ValueError(f"unknown KG action {raw!r} in NEORAG_KG_CHAT_ACTIONS: "
+                                 f"use {', '.join(KG_R1_ACTIONS)}")
+            if name not in out:
+                out.append(name)
+        return out
 
     @property
     def llm_configured(self) -> bool:
