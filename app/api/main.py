@@ -10,13 +10,14 @@ from fastapi import FastAPI
 
 from app import API_VERSION
 from app.api.errors import install_error_handlers
-from app.api.routers import health, ingest, kg, query, reason, retrieve, ui
+from app.api.routers import documents, health, ingest, kg, query, reason, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
 
-ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router]
+ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router,
+           documents.router]
 
 
 def create_app(settings: Settings | None = None,
