@@ -77,7 +77,8 @@ def twin_store(settings: Settings, falkor_server):  # type: ignore[no-untyped-de
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_ingest_abc_delete_b_equals_ingest_ac(seed: int, settings: Settings, store: FalkorStore,
-                                               twin_store: FalkorStore, embedder: Any, tmp_path: Path) -> None:
+                                               twin_store: FalkorStore, embedder: Any,
+                                               tmp_path: Path) -> None:
     rnd = random.Random(seed)
     folder = tmp_path / "corpus"
     folder.mkdir()
