@@ -35,13 +35,15 @@ Check the pressure gauge every month. Top up the circuit when the needle falls b
 
 Clean the nozzle once a year. A yellow flame means the nozzle is dirty.
 """
-TRAILER_LINE = re.compile(r"^- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)((?:, \w+=[\w-]+)*)\)$")
+TRAILER_LINE = re.compile(
+    r"^- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)((?:, \w+=[\w-]+)*)\)$")
 
 
 @pytest.fixture
 def doc_settings(settings: Settings, tmp_path: Path) -> Settings:
     # small chunks without overlap: each PDF page and Markdown section is its own chunk
-    return settings.model_copy(update={"uploads_dir": tmp_path / "uploads", "ingest_roots": [tmp_path / "data"],
+    return settings.model_copy(update={"uploads_dir": tmp_path / "uploads",
+                                       "ingest_roots": [tmp_path / "data"],
                                        "ingest_chunk_size": 200, "ingest_chunk_overlap": 0})
 
 
@@ -93,7 +95,8 @@ def test_upload_list_detail_and_citations(client: Any, doc_settings: Settings, t
     assert [c["section"] for c in detail["chunk_items"]] == [
         "Boiler guide", "Boiler guide > Maintenance > Pressure", "Boiler guide > Maintenance > Burner"]
     assert [c["location"] for c in detail["chunk_items"]] == [
-        {"line_start": 1, "line_end": 3}, {"line_start": 7, "line_end": 9}, {"line_start": 11, "line_end": 13}]
+        {"line_start": 1, "line_end": 3}, {"line_start": 7, "line_end": 9},
+        {"line_start": 11, "line_end": 13}]
     assert detail["chunk_items"][1]["location_label"] == "lines 7-9"
     assert detail["parts"] == [{"id": md["id"], "title": "Boiler guide", "chunks": 3}]
     assert detail["top_entities"] and all(e["chunks"] >= 1 for e in detail["top_entities"])
@@ -116,7 +119,8 @@ def test_upload_list_detail_and_citations(client: Any, doc_settings: Settings, t
     passages = client.post("/retrieve", json={"query": "How often is the burner nozzle cleaned?"}).json()
     best = passages["chunks"][0]
     assert best["location"] == {"line_start": 11, "line_end": 13}
-    assert best["section"] == "Boiler guide > Maintenance > Burner" and best["contents"].startswith("### Burner")
+    assert best["section"] == "Boiler guide > Maintenance > Burner"
+    assert best["contents"].startswith("### Burner")
     chunks = client.get("/ui/api/chunks", params={"ids": [top["id"], best["id"]]}).json()["chunks"]
     assert [c["location_label"] for c in chunks] == ["p. 3", "lines 11-13"]
 
@@ -133,8 +137,9 @@ def test_repeat_upload_is_idempotent_and_delete_removes_file_and_graph(client: A
     gone = client.delete(f"/documents/{first['id']}")
     assert gone.status_code == 200, gone.text
     assert gone.json() | {"entities_removed": 0, "entities_updated": 0} == {
-        "id": first["id"], "name": "guide.md", "source": first["source"], "deleted": True, "chunks_deleted": 3,
-        "documents_deleted": 1, "entities_removed": 0, "entities_updated": 0, "file_removed": True}
+        "id": first["id"], "name": "guide.md", "source": first["source"], "deleted": True,
+        "chunks_deleted": 3, "documents_deleted": 1, "entities_removed": 0, "entities_updated": 0,
+        "file_removed": True}
     assert not Path(first["source"]).exists() and not Path(first["source"]).parent.exists()
     assert client.get(f"/documents/{first['id']}").status_code == 404
     assert client.delete(f"/documents/{first['id']}").json()["field"] == "id"
@@ -149,7 +154,8 @@ def test_upload_without_ingest_then_stream_the_ingest(client: Any) -> None:
     assert "ingest" not in doc and client.get("/documents").json()["total"] == 0
     with client.stream("GET", doc["stream"]) as resp:
         assert resp.status_code == 200
-        events = [json.loads(line[5:]) for line in resp.iter_lines() if line.startswith("data:") and line[5:].strip()]
+        events = [json.loads(line[5:]) for line in resp.iter_lines()
+                  if line.startswith("data:") and line[5:].strip()]
     assert events[-1] == {"stage": "done"} and any(e.get("stage") == "embedding_progress" for e in events)
     assert client.get("/documents").json()["documents"][0]["id"] == doc["id"]
 
@@ -160,13 +166,15 @@ def test_bad_input_answers_clear_4xx(client: Any, doc_settings: Settings) -> Non
         ({"content": b"{}", "headers": {"content-type": "application/json"}}, 415, "unsupported_media_type"),
         ({"files": [("file", ("empty.txt", b"", "text/plain"))]}, 422, "invalid_request"),
         ({"files": [("upload", ("a.txt", b"x", "text/plain"))]}, 422, "invalid_request"),
-        ({"data": {"file": "not a file"}, "files": [("x", ("a.txt", b"x", "text/plain"))]}, 422, "invalid_request"),
+        ({"data": {"file": "not a file"}, "files": [("x", ("a.txt", b"x", "text/plain"))]}, 422,
+         "invalid_request"),
     ]
     for kwargs, status, error in cases:
         resp = client.post("/documents", **kwargs)
         assert resp.status_code == status and resp.json()["error"] == error, (kwargs, resp.text)
         assert resp.json()["message"].split(":")[0] in ("file", "body")
-    for path, params, field in [("/documents", {"limit": 0}, "limit"), ("/documents", {"offset": -1}, "offset"),
+    for path, params, field in [("/documents", {"limit": 0}, "limit"),
+                                ("/documents", {"offset": -1}, "offset"),
                                 ("/documents/doc-123", {}, "id"), ("/documents/x/../y", {}, None),
                                 ("/documents/doc-0123456789abcdef", {"chunk_limit": 5000}, "chunk_limit")]:
         resp = client.get(path, params=params)
@@ -250,7 +258,8 @@ def test_upload_streams_to_disk_in_pieces(doc_settings: Settings, tmp_path: Path
     with live_server(doc_settings) as server:
         tracemalloc.start()
         try:
-            resp = httpx.post(f"{server.url}/documents", params={"ingest": "false"}, content=body(), timeout=120,
+            resp = httpx.post(f"{server.url}/documents", params={"ingest": "false"}, content=body(),
+                              timeout=120,
                               headers={"content-type": f"multipart/form-data; boundary={boundary}"})
             _, peak = tracemalloc.get_traced_memory()
         finally:
