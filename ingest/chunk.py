@@ -7,8 +7,9 @@ than ``size`` is cut at whitespace (anywhere for CJK text). Chunk ids are
 
 Every chunk remembers where it came from (``ChunkRec.location``): its line range for text and
 Markdown, its page(s) for PDF, its record index for JSON/JSONL. Markdown documents are chunked
-section by section (a chunk never spans two headings) and each chunk carries its heading path
-(``ChunkRec.section``, e.g. ``Guide > Install > Linux``), which is embedded with it.
+section by section (a chunk never spans two headings): a chunk holds its section's text without the
+heading line, and carries the heading path instead (``ChunkRec.section``, e.g. ``Guide > Install >
+Linux``), which is embedded and BM25-indexed with it and shown beside it.
 """
 
 from __future__ import annotations
@@ -196,11 +197,10 @@ def _pieces(doc: SourceDoc, size: int, overlap: int,
         return [(t, s, e, None) for t, s, e in chunk_spans(doc.text, size, overlap)]
     out: list[tuple[str, int, int, str | None]] = []
     for sec in sections(doc.text):
-        if not doc.text[sec.heading_end:sec.end].strip():
-            continue  # a heading directly followed by a sub-heading: its text lives in the paths below it
-        body = doc.text[sec.start:sec.end]
+        body = doc.text[sec.heading_end:sec.end]  # the heading itself travels as the chunk's path
         path = section_path(sec.path)
-        out.extend((t, sec.start + s, sec.start + e, path) for t, s, e in chunk_spans(body, size, overlap))
+        out.extend((t, sec.heading_end + s, sec.heading_end + e, path)
+                   for t, s, e in chunk_spans(body, size, overlap))
     return out
 
 

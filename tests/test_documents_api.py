@@ -29,11 +29,13 @@ The boiler heats water for the radiators of the building.
 
 ### Pressure
 
-Check the pressure gauge every month. Top up the circuit when the needle falls below one bar.
+Check the pressure gauge every month.
+Top up the circuit when the needle falls below one bar.
 
 ### Burner
 
-Clean the nozzle once a year. A yellow flame means the nozzle is dirty.
+Clean the nozzle once a year.
+A yellow flame means the nozzle is dirty.
 """
 TRAILER_LINE = re.compile(
     r"^- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)((?:, \w+=[\w-]+)*)\)$")
@@ -95,9 +97,10 @@ def test_upload_list_detail_and_citations(client: Any, doc_settings: Settings, t
     assert [c["section"] for c in detail["chunk_items"]] == [
         "Boiler guide", "Boiler guide > Maintenance > Pressure", "Boiler guide > Maintenance > Burner"]
     assert [c["location"] for c in detail["chunk_items"]] == [
-        {"line_start": 1, "line_end": 3}, {"line_start": 7, "line_end": 9},
-        {"line_start": 11, "line_end": 13}]
-    assert detail["chunk_items"][1]["location_label"] == "lines 7-9"
+        {"line_start": 3, "line_end": 3}, {"line_start": 9, "line_end": 10},
+        {"line_start": 14, "line_end": 15}]
+    assert detail["chunk_items"][1]["location_label"] == "lines 9-10"
+    assert detail["chunk_items"][0]["preview"].startswith("The boiler heats")  # headings travel as paths
     assert detail["parts"] == [{"id": md["id"], "title": "Boiler guide", "chunks": 3}]
     assert detail["top_entities"] and all(e["chunks"] >= 1 for e in detail["top_entities"])
     one = client.get(f"/documents/{md['id']}", params={"chunk_offset": 2, "chunk_limit": 1}).json()
@@ -118,11 +121,11 @@ def test_upload_list_detail_and_citations(client: Any, doc_settings: Settings, t
     assert preview["items"][0]["location"] == {"page": 3}
     passages = client.post("/retrieve", json={"query": "How often is the burner nozzle cleaned?"}).json()
     best = passages["chunks"][0]
-    assert best["location"] == {"line_start": 11, "line_end": 13}
+    assert best["location"] == {"line_start": 14, "line_end": 15}
     assert best["section"] == "Boiler guide > Maintenance > Burner"
-    assert best["contents"].startswith("### Burner")
+    assert best["contents"].startswith("Clean the nozzle")
     chunks = client.get("/ui/api/chunks", params={"ids": [top["id"], best["id"]]}).json()["chunks"]
-    assert [c["location_label"] for c in chunks] == ["p. 3", "lines 11-13"]
+    assert [c["location_label"] for c in chunks] == ["p. 3", "lines 14-15"]
 
 
 def test_repeat_upload_is_idempotent_and_delete_removes_file_and_graph(client: Any, tmp_path: Path) -> None:

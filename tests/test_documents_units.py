@@ -44,8 +44,9 @@ def test_markdown_chunks_carry_heading_paths_and_never_span_two_sections(tmp_pat
     chunks = chunk_document(doc, 200, 40)
     assert {c.section for c in chunks} == {"Guide > Install > Linux", "Guide > Install > macOS"}
     assert len([c for c in chunks if c.section.endswith("Linux")]) >= 3  # type: ignore[union-attr]
-    assert chunks[0].text.startswith("### Linux")
-    assert chunks[0].embed_text.startswith("Guide > Install > Linux\n\n")
+    assert chunks[0].text.startswith("Sentence 0") and all("#" not in c.text for c in chunks)
+    assert chunks[0].embed_text == "Guide > Install > Linux\n\n" + chunks[0].text
+    assert chunks[0].location == {"line_start": 7, "line_end": 7}  # the heading line is not part of the text
     assert all("brew" not in c.text for c in chunks if c.section.endswith("Linux"))  # type: ignore[union-attr]
     plain = chunk_document(doc, 200, 40, markdown_sections=False)
     assert all(c.section is None and c.embed_text == c.text for c in plain)
