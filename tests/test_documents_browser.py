@@ -139,26 +139,30 @@ def _ask(browser: WebDriver, question: str) -> list[Any]:
 
 
 def test_upload_watch_list_ask_with_locations_and_delete(browser: WebDriver, live: LiveServer,
-                                                         files: dict[str, Path], doc_settings: Settings) -> None:
+                                                         files: dict[str, Path],
+                                                         doc_settings: Settings) -> None:
     _open(browser, live.url, "documents")
     _wait(browser, lambda d: "Nothing stored yet" in d.find_element(By.ID, "docs-table").text, 10)
     assert ".pdf" in browser.find_element(By.ID, "docs-limits").text
     browser.execute_script(WATCH_STATES)
     # two files through the file picker, one by drag and drop
     browser.find_element(By.ID, "docs-file").send_keys(f"{files['guide']}\n{files['manual']}")
-    browser.execute_script(DROP_FILE, "Night setback lowers the radiator temperature after ten in the evening.")
+    browser.execute_script(DROP_FILE,
+                           "Night setback lowers the radiator temperature after ten in the evening.")
     rows = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#docs-uploads tbody tr")
                  if len(d.find_elements(By.CSS_SELECTOR, "#docs-uploads tbody tr")) == 3 else None)
     _wait(browser, lambda d: all(r.get_attribute("data-state") in ("done", "error") for r in rows), 120)
     for row in rows:
         assert row.get_attribute("data-state") == "done", row.text
         bar = row.find_element(By.CSS_SELECTOR, "[role=progressbar]")
-        assert bar.get_attribute("aria-valuenow") == "100" and "complete" in (bar.get_attribute("class") or "")
+        assert bar.get_attribute("aria-valuenow") == "100"
+        assert "complete" in (bar.get_attribute("class") or "")
         assert "chunks" in row.find_element(By.CSS_SELECTOR, "td.state-cell").text
     states = browser.execute_script("return window.__states")
     for name in ("boiler-guide.md", "heating-manual.pdf", "dropped-notes.txt"):
         seen = states[name]
-        assert seen[-1] == "done" and "ingesting" in seen and seen.index("ingesting") < seen.index("done"), seen
+        assert seen[-1] == "done" and "ingesting" in seen, seen
+        assert seen.index("ingesting") < seen.index("done"), seen
     listed = _wait(browser, lambda d: _listed(d) if len(_listed(d)) == 3 else None, 20)
     assert listed["boiler-guide.md"]["chunks"] == "3" and listed["heating-manual.pdf"]["chunks"] == "3"
     assert int(listed["boiler-guide.md"]["entities"]) > 0
@@ -189,7 +193,8 @@ def test_upload_watch_list_ask_with_locations_and_delete(browser: WebDriver, liv
 
     _open(browser, live.url, "documents")
     _wait(browser, lambda d: len(_listed(d)) == 3, 10)
-    button = browser.find_element(By.CSS_SELECTOR, f'#docs-table tr[data-id="{manual_id}"] [data-action=delete]')
+    button = browser.find_element(By.CSS_SELECTOR,
+                                  f'#docs-table tr[data-id="{manual_id}"] [data-action=delete]')
     button.click()
     assert button.text == "Confirm delete"
     button.click()
