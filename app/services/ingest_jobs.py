@@ -72,8 +72,8 @@ class IngestJobs:
         key = str(path)
         with self._lock:
             if key in self._active:
-                doing = self._active[key].what
-                raise BadInput(f"path: an {doing} of {key} is already running; wait for it to finish",
+                doing = "a delete" if self._active[key].what == "delete" else "an ingest"
+                raise BadInput(f"path: {doing} of {key} is already running; wait for it to finish",
                                status=409, field="path")
             job = IngestJob(key, path, options)
             self._active[key] = job
