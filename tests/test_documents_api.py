@@ -215,6 +215,11 @@ def test_delete_while_the_file_is_being_ingested_is_409(client: Any) -> None:
     with ingest_jobs(services).holding(Path(doc["source"]).parent, "ingest"):
         resp = client.delete(f"/documents/{doc['id']}")
         assert resp.status_code == 409 and "retry" in resp.json()["message"]
+    with ingest_jobs(services).holding(Path(doc["source"]), "delete"):
+        resp = client.post("/ingest", json={"path": doc["source"]})
+        assert resp.status_code == 409 and "a delete of" in resp.json()["message"]
+    again = client.post("/ingest", params={"incremental": "true"}, json={"path": doc["source"]})
+    assert again.status_code == 200  # the uploads folder is an allowed ingest root
     assert client.delete(f"/documents/{doc['id']}").status_code == 200
 
 
