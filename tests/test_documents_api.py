@@ -154,7 +154,7 @@ def test_repeat_upload_is_idempotent_and_delete_removes_file_and_graph(client: A
 def test_upload_without_ingest_then_stream_the_ingest(client: Any) -> None:
     doc = _upload(client, [("notes.txt", b"Line one about the boiler.\nLine two about the burner.\n")],
                   ingest="false").json()["documents"][0]
-    assert "ingest" not in doc and client.get("/documents").json()["total"] == 0
+    assert doc["ingest"] is None and client.get("/documents").json()["total"] == 0
     with client.stream("GET", doc["stream"]) as resp:
         assert resp.status_code == 200
         events = [json.loads(line[5:]) for line in resp.iter_lines()

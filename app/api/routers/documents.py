@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.requests import ClientDisconnect
 
 from app.api.deps import get_services
+from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList, UploadResult
 from app.core.errors import NeoRAGError, StoreUnavailable
 from app.documents.catalog import check_id, document_detail, list_documents
 from app.documents.delete import delete_document
@@ -104,7 +105,7 @@ def _describe(item: SavedUpload) -> dict[str, Any]:
             "stream": f"/ingest/stream?path={quote(path)}&incremental=true"}
 
 
-@router.post("/documents", status_code=201, responses=_ERRORS)
+@router.post("/documents", status_code=201, response_model=UploadResult, responses=_ERRORS)
 async def upload_documents(
     request: Request,
     ingest: bool = Query(True, description="Ingest each file now (false: only store it; then follow its "
@@ -127,7 +128,7 @@ async def upload_documents(
     return {"documents": out, "ingested": ingest}
 
 
-@router.get("/documents", responses=_ERRORS)
+@router.get("/documents", response_model=DocumentList, responses=_ERRORS)
 def get_documents(offset: int = Query(0, ge=0, description="Items to skip."),
                   limit: int = Query(50, ge=1, le=200, description="Items per page (1-200)."),
                   services: Services = Depends(get_services)) -> dict[str, Any]:
@@ -135,7 +136,7 @@ def get_documents(offset: int = Query(0, ge=0, description="Items to skip."),
     return {**list_documents(services, offset, limit), "limits": _limits(services)}
 
 
-@router.get("/documents/{doc_id}", responses=_ERRORS)
+@router.get("/documents/{doc_id}", response_model=DocumentDetail, responses=_ERRORS)
 def get_document(doc_id: str = Path(..., description="Document id (doc- + 16 hex digits)."),
                  chunk_offset: int = Query(0, ge=0, description="Chunks to skip."),
                  chunk_limit: int = Query(100, ge=1, le=1000, description="Chunks per page (1-1000)."),
@@ -144,7 +145,7 @@ def get_document(doc_id: str = Path(..., description="Document id (doc- + 16 hex
     return document_detail(services, check_id(doc_id), chunk_offset, chunk_limit)
 
 
-@router.delete("/documents/{doc_id}", responses=_ERRORS)
+@router.delete("/documents/{doc_id}", response_model=DeleteResult, responses=_ERRORS)
 def remove_document(doc_id: str = Path(..., description="Document id (doc- + 16 hex digits)."),
                     services: Services = Depends(get_services)) -> dict[str, Any]:
     """Delete an ingested file and everything only it supported (and the uploaded file)."""
