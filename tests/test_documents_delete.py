@@ -185,3 +185,28 @@ def test_questions_asked_during_a_delete_never_fail(settings: Settings, tmp_path
         after = client.post("/query", json={"question": "Who met Grace Hopper in Basel?"}).json()
         assert after["sources"] and all(s["id"].startswith(source_id(str(keep.resolve())))
                                         for s in after["sources"])
+
+
+def test_incremental_ingest_moves_the_lines_of_unchanged_chunks(settings: Settings, store: GraphStore,
+                                                                 embedder: Any, tmp_path: Path) -> None:
+    paragraphs = [_paragraph(random.Random(i), 2) for i in range(4)]
+    path = tmp_path / "notes.txt"
+    path.write_text("\n\n".join(paragraphs), encoding="utf-8")
+    services = make_services(settings, store, embedder)
+    options = IngestOptions(chunk_size=200, chunk_overlap=0, llm_relations=False, checkpoint=False,
+                            incremental=True)
+    ingest_path(services, path, options)
+
+    def lines() -> dict[str, tuple[int, int]]:
+        rows = q(store, "MATCH (c:Chunk) RETURN c.text AS t, c.line_start AS a, c.line_end AS b")
+        return {r["t"]: (r["a"], r["b"]) for r in rows}
+
+    before = lines()
+    assert sorted(before.values()) == [(1, 1), (3, 3), (5, 5), (7, 7)]
+    # three blank lines on top: the same chunk texts (and ids), three lines further down
+    path.write_text("\n\n\n" + "\n\n".join(paragraphs), encoding="utf-8")
+    result = ingest_path(services, path, options)
+    assert result.chunks_new == 0 and result.chunks_skipped == 4
+    assert lines() == {text: (a + 3, b + 3) for text, (a, b) in before.items()}
+    row = list_documents(services)["documents"][0]
+    assert row["bytes"] == path.stat().st_size  # the Source follows the file's new content
