@@ -66,7 +66,8 @@ def load(dataset: str, data: Path) -> tuple[list[tuple[str, str]], list[dict[str
     paras = [(p["title"], p["text"].strip()) for p in corpus]
     qs = json.loads((data / "musique-train100/musique_train.json").read_text())
     questions = [{"question": q["question"],
-                  "support": sorted({p["title"] for p in q["paragraphs"] if p.get("is_supporting")})} for q in qs]
+                  "support": sorted({p["title"] for p in q["paragraphs"] if p.get("is_supporting")})}
+                 for q in qs]
     return paras, questions
 
 
@@ -112,7 +113,8 @@ def coverage(services: Any, layout: dict[str, list[Section]]) -> dict[str, tuple
     for i in range(0, len(ids), 500):
         for r in services.store.run("chunk_get_by_ids", {"ids": ids[i:i + 500]}):
             a, b = r.get("line_start"), r.get("line_end")
-            titles = {t for t, s, e in layout.get(str(r["source"]), []) if a is not None and s <= b and a <= e}
+            sections = layout.get(str(r["source"]), [])
+            titles = {t for t, s, e in sections if a is not None and s <= b and a <= e}
             out[str(r["id"])] = (titles, len(r.get("text") or ""))
     return out
 
