@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -109,7 +110,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _wait(browser: WebDriver, what: Any, timeout: float = 60) -> Any:
-    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
+    """Wait for ``what``; the list re-renders while it is read, so a row gone stale is read again."""
+    return WebDriverWait(browser, timeout, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(what)
 
 
 def _open(browser: WebDriver, base_url: str, view: str) -> None:
