@@ -35,12 +35,13 @@ def client(graph: tuple[Settings, Services]) -> Iterator[Any]:
 
 
 def parse_stream(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """What the contract's client does: split on the last [SOURCES], read rank=, reason=, score=."""
+    """What the contract's client does: split on the last [SOURCES], read rank=, reason=, score= (a
+    location, e.g. `, record=25` or `, lines=3-9`, may follow the score)."""
     body, sep, tail = text.rpartition("[SOURCES]")
     assert sep, "no [SOURCES] trailer"
     items = []
     for line in tail.strip().splitlines():
-        m = re.match(r"- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)\)$", line)
+        m = re.match(r"- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)(?:, \w+=[\w-]+)*\)$", line)
         assert m, line
         items.append({"id": m[2], "rank": int(m[3]), "reason": m[4], "score": float(m[5])})
     return body, items

@@ -128,7 +128,8 @@ def test_depth_zero_is_hybrid_only(graph: tuple[Settings, Services]) -> None:
 def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     _, services = graph
     items = retrieve_passages(services, "Maximum Overdrive Leland North Carolina", 5)
-    assert len(items) == 5 and set(items[0]) == {"id", "contents", "title", "score"}
+    assert len(items) == 5 and set(items[0]) == {"id", "contents", "title", "score", "location", "section"}
+    assert all(set(i["location"]) == {"record"} for i in items)  # corpus paragraphs cite their record
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 

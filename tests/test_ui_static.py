@@ -13,7 +13,8 @@ from tests.support.apps import app_client
 ASSETS = {"app.js": "text/javascript", "ingest.js": "text/javascript", "ask.js": "text/javascript",
           "ranking.js": "text/javascript", "kg.js": "text/javascript", "style.css": "text/css",
           "favicon.svg": "image/svg+xml", "graph.js": "text/javascript", "entities.js": "text/javascript",
-          "graph.css": "text/css", "vendor/cytoscape.min.js": "text/javascript"}
+          "graph.css": "text/css", "vendor/cytoscape.min.js": "text/javascript",
+          "documents.js": "text/javascript", "documents.css": "text/css"}
 # URLs a vendored library may carry in its licence header (never fetched)
 LICENCE_URLS = {"http://en.wikipedia.org/wiki/MIT_License", "http://engelschall.com",
                 "http://opensource.org/licenses/MIT"}
@@ -30,7 +31,7 @@ def test_ui_index_is_html_with_every_view(client) -> None:  # type: ignore[no-un
     assert resp.status_code == 200
     assert resp.headers["content-type"].startswith("text/html")
     html = resp.text
-    for view in ("ingest", "ask", "ranking", "kg", "graph", "entities", "status"):
+    for view in ("ingest", "documents", "ask", "ranking", "kg", "graph", "entities", "status"):
         assert f'id="view-{view}"' in html
     assert "http://" not in html and "https://" not in html, "no CDN or external URL at run time"
     assert client.get("/ui/", follow_redirects=False).status_code == 307

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from app import API_VERSION
 from app.api.errors import install_error_handlers
-from app.api.routers import entities, graph, health, ingest, kg, query, reason, retrieve, ui
+from app.api.routers import documents, entities, graph, health, ingest, kg, query, reason, retrieve, ui
 from app.core.config import Settings, get_settings
 from app.mcp_tools.server import build_mcp
 from app.mcp_tools.server import mount as mount_mcp
@@ -20,7 +20,7 @@ from app.services.container import Services, build_services
 log = logging.getLogger(__name__)
 
 ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router,
-           graph.router, entities.router]
+           graph.router, entities.router, documents.router]
 
 
 def create_app(settings: Settings | None = None,

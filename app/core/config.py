@@ -202,6 +202,17 @@ class Settings(BaseSettings):
     api_workers: int = Field(
         1, ge=1, description="`neorag serve`: worker processes, each with its own store connection, "
         "embedder and caches (listening socket bound with TCP_NODELAY kept: uvicorn issue #3149).")
+    # --- issue 16: documents (uploads, listing/deletion, citations, Markdown sections) ---
+    uploads_dir: Path = Field(
+        Path("./.neorag/uploads"),
+        description="Where POST /documents stores uploaded files (CWD-relative; an allowed ingest root).")
+    upload_max_bytes: int = Field(
+        100 * 1024 * 1024, ge=1, description="Largest uploaded file in bytes (else 413).")
+    upload_max_files: int = Field(
+        20, ge=1, description="Most files in one POST /documents request (else 413).")
+    ingest_markdown_sections: bool = Field(
+        True, description="Chunk Markdown section by section; each chunk carries its heading path, which is "
+        "embedded and BM25-indexed with it.")
 
     @field_validator("backend")
     @classmethod

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import LLMUnavailable
+from app.documents.locations import add_locations, trailer_fields
 from app.retrieval import answer as ans
 from app.retrieval.answer import ContextItem
 from app.retrieval.hybrid import RetrievalResult, options_from_settings, retrieve
@@ -72,6 +73,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
         }
         for c in result.top
     ]
+    add_locations(services.store, items)
     body: dict[str, Any] = {
         "question": question,
         "degraded": result.degraded,
@@ -93,6 +95,7 @@ def prepare(services: Services, req: QueryRequest) -> Prepared:
     search_q = rewrite_question(services, req.question, req.history, warnings)
     result = retrieve(services, search_q, options_from_settings(services, req.top_k))
     sources = [ans.graph_source(c, i) for i, c in enumerate(result.top, 1)]
+    add_locations(services.store, sources)
     sources += [ans.external_source(item, len(sources) + j) for j, item in enumerate(req.context, 1)]
     if result.empty_graph:
         warnings.append(EMPTY_GRAPH)
@@ -176,9 +179,11 @@ def _entities(prep: Prepared) -> list[dict[str, Any]]:
 
 
 def trailer(sources: list[dict[str, Any]]) -> str:
-    """The stream's final block: blank line, [SOURCES], one line per ranked source."""
+    """The stream's final block: blank line, [SOURCES], one line per ranked source; where a source's
+    location is known it follows the contract's fields (``, page=3`` / ``, lines=12-30`` / ``, record=4``)."""
     lines = [
-        f"- {s['rank']}. {s['id']} (rank={s['rank']}, reason={s['reason']}, score={float(s['score']):.4f})"
+        f"- {s['rank']}. {s['id']} (rank={s['rank']}, reason={s['reason']}, score={float(s['score']):.4f}"
+        f"{trailer_fields(s.get('location'))})"
         for s in sources
         if s.get("rank")
     ]
