@@ -183,7 +183,9 @@ def test_review_a_duplicate_proposal_and_merge_it(browser: WebDriver, base_url: 
     screenshot(browser, "entities_proposals")
     card.find_element(By.CSS_SELECTOR, "button.dup-merge").click()
     _wait(browser, lambda d: "merged" in (card.get_attribute("class") or ""))
-    assert "into “National Football League”" in card.find_element(By.CSS_SELECTOR, ".dup-status").text
+    status = card.find_element(By.CSS_SELECTOR, ".dup-status").text
+    # the survivor keeps its key; its display name is its most frequent surface form ("NFL" now)
+    assert status.startswith("merged “nfl” into “") and "(key national football league)" in status
     with urlopen(f"{base_url}/graph?entity=NFL") as resp:  # the old name now finds the survivor
         assert json.load(resp)["entry"]["id"] == "national football league"
     screenshot(browser, "entities_merged")

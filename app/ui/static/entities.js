@@ -78,7 +78,7 @@
         const r = await api("POST", "/entities/merge", { target, sources: [source] });
         li.classList.add("merged");
         status.textContent = r.merged.length
-          ? `merged “${source}” into “${r.target.name}”: ${r.mentions_moved} mention(s) moved, now ${r.target.freq} mentions`
+          ? `merged “${source}” into “${r.target.name}” (key ${r.target.id}): ${r.mentions_moved} mention(s) moved, now ${r.target.freq} mentions`
           : `already merged into “${r.target.name}”`;
       } catch (e) {
         mergeBtn.disabled = noBtn.disabled = false;
