@@ -34,6 +34,7 @@ class IngestOptions:
     batch_size: int | None = None
     # HTTP ingest: every file must resolve under one of these (a symlink out of a root is refused); None = any
     allowed_roots: list[Path] | None = None
+    markdown_sections: bool | None = None  # chunk Markdown by section (default: ingest_markdown_sections)
 
 
 @dataclass

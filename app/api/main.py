@@ -12,17 +12,20 @@ from fastapi.middleware.cors import CORSMiddleware
 from app import API_VERSION
 from app.api.errors import install_error_handlers
 from app.api.openapi import document as openapi_document
-from app.api.routers import auth, health, ingest, kg, query, reason, retrieve, ui
+from app.api.routers import auth, documents, entities, graph, health, ingest, kg, query, reason, retrieve, ui
 from app.api.security import PUBLIC, access
 from app.api.security.middleware import AccessGuard, EdgeGuard
 from app.api.security.policy import Policy
 from app.core.config import Settings, get_settings
+from app.mcp_tools.server import build_mcp
+from app.mcp_tools.server import mount as mount_mcp
+from app.mcp_tools.server import running as mcp_running
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
 
 ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router,
-           auth.router]
+           graph.router, entities.router, documents.router, auth.router]
 
 
 def create_app(settings: Settings | None = None,
@@ -32,6 +35,8 @@ def create_app(settings: Settings | None = None,
     factory = services_factory or build_services
     policy = Policy.from_settings(settings)  # a malformed NEORAG_API_KEYS fails here, before anything starts
 
+    mcp = build_mcp(lambda: app.state.services) if settings.mcp_enabled else None
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = factory(settings)
@@ -39,7 +44,11 @@ def create_app(settings: Settings | None = None,
         services.extras.setdefault("diagnostics", {})["security"] = policy.report
         log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
         try:
-            yield
+            if mcp is None:
+                yield
+            else:
+                async with mcp_running(mcp):  # the /mcp endpoint's session manager
+                    yield
         finally:
             services.close()
 
@@ -49,6 +58,8 @@ def create_app(settings: Settings | None = None,
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    if mcp is not None:
+        mount_mcp(app, mcp, settings.api_host)
     _install_guards(app, settings, policy)
     return app
 

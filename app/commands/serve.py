@@ -48,6 +48,7 @@ def register(cli: typer.Typer) -> None:
         port: int = typer.Option(None, help="Port (default NEORAG_API_PORT, 8010; KG-R1 clients use 8001)."),
         insecure: bool = typer.Option(
             False, "--insecure", help="Serve a non-loopback address without NEORAG_API_KEYS (not advised)."),
+        workers: int = typer.Option(None, help="Worker processes (default NEORAG_API_WORKERS, 1)."),
     ) -> None:
         """Serve the API (and FalkorDB when the backend is embedded)."""
         import uvicorn
@@ -55,10 +56,15 @@ def register(cli: typer.Typer) -> None:
         from app.api.main import create_app
         from app.services.container import build_services
 
-        settings = check_exposure(load_settings(api_host=host, api_port=port), insecure)
+        settings = check_exposure(load_settings(api_host=host, api_port=port, api_workers=workers), insecure)
         # fail fast, with a one-line error, before loading models or binding the port
         check_port_free(settings.api_host, settings.api_port)
         check_store_reachable(settings)
+        if settings.api_workers > 1:
+            from app.commands.workers import serve_workers
+
+            serve_workers(settings)  # TCP_NODELAY kept on every worker's connections (see there)
+            return
         services = build_services(settings)
         health = services.store.health()
         if not health.reachable:
@@ -67,4 +73,7 @@ def register(cli: typer.Typer) -> None:
                                    health.detail or "no answer",
                                    "see `neorag db status` and the NEORAG_* store settings")
         app = create_app(settings, services_factory=lambda _s: services)
-        uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info")
+        # one process: uvicorn binds host:port itself, so accepted sockets get TCP_NODELAY (for several
+        # workers see app/commands/workers.py); httptools and uvloop are used (dependencies)
+        uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info",
+                    access_log=settings.api_access_log)

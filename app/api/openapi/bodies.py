@@ -46,10 +46,14 @@ def _query(settings: Settings) -> dict[str, Any]:
                     "items": {"anyOf": [item_text, context_object]},
                     "description": "External context: strings or {id, text, score} objects."},
         "history": {"type": ["array", "null"], "maxItems": settings.query_max_history_items, "items": turn,
-                    "description": "Earlier turns; a follow-up question is rewritten with them."}},
+                    "description": "Earlier turns; a follow-up question is rewritten with them."},
+        "include_graph": {"type": "boolean", "default": False,
+                          "description": "true: keep the answer's evidence graph for "
+                                         "GET /graph?answer=<id>."}},
         "example": {"question": "Who directed the film?", "stream": False, "top_k": 8,
                     "context": [{"id": "ext1", "text": "An external memo."}, "A plain snippet."],
-                    "history": [{"role": "user", "content": "Tell me about the film."}]}}
+                    "history": [{"role": "user", "content": "Tell me about the film."}],
+                    "include_graph": False}}
 
 
 def _preview(settings: Settings) -> dict[str, Any]:

@@ -139,6 +139,15 @@ class Actions(_Open):
     max_batch: int
 
 
+class ChatActions(_Open):
+    """GET /actions?format=chat: the listing KG-R1's own server answers."""
+
+    actions: list[str]
+    supported_actions: list[str]
+    supported_kgs: list[str]
+    action_details: dict[str, Any]
+
+
 class KGQueryAnswer(_Open):
     """POST /kg/query."""
 

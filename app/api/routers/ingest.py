@@ -19,6 +19,7 @@ from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
 from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
 from app.core.text import NONBLANK_TEXT_PATTERN
+from app.documents.uploads import ingest_roots
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
@@ -70,8 +71,9 @@ class _Params:
 
 def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     """Validate before any work: 403/404 path, 422 relations-only params, 503 LLM or store down."""
-    target = check_allowed(path, services.settings.ingest_roots)
-    options.allowed_roots = list(services.settings.ingest_roots)  # every file walked is checked again
+    roots = ingest_roots(services.settings)
+    target = check_allowed(path, roots)
+    options.allowed_roots = list(roots)  # every file walked is checked again
     if options.inc_rel_only:
         validate_relations_only(options)
         require_llm(services.llm)

@@ -2,30 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from pydantic import Field
 
 from app.api.deps import get_services
-from app.api.openapi import ok
-from app.api.openapi.models import Actions, KGQueryAnswer
+from app.api.openapi import model_ref, ok
+from app.api.openapi.models import Actions, ChatActions, KGQueryAnswer
 from app.api.openapi.strict import StrictBody
+from app.api.routers.retrieve import answer_format
 from app.api.security import READ, access
 from app.core.errors import BadInput
 from app.core.text import IDENTIFIER_PATTERN, NONBLANK_TEXT_PATTERN, TEXT_PATTERN
+from app.kg import kgr1
 from app.kg.actions import ACTIONS
 from app.kg.bridge import answer_query
 from app.kg.graph import list_datasets
+from app.kg.service import CHAT
 from app.services.container import Services
 
 router = APIRouter(tags=["kg"])
 
 
-@router.get("/actions", response_model=None, responses=ok(Actions))
+_ACTIONS_ANSWER: dict[int | str, dict[str, Any]] = {200: {"description": "The actions and datasets (seed shape), or KG-R1's listing with "
+                               "?format=chat",
+                        "content": {"application/json": {"schema": {
+                            "anyOf": [model_ref(Actions), model_ref(ChatActions)]}}}}}
+
+
+@router.get("/actions", response_model=None, responses=_ACTIONS_ANSWER)
 @access(READ)
-def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
-    """Every accepted action_type with its required fields, and the loaded datasets with sample counts."""
+def actions(services: Services = Depends(get_services),
+            format: Literal["", "seed", "legacy", "chat"] | None = Query(
+                None, description="chat: KG-R1's server's answer (default: NEORAG_KG_DEFAULT_FORMAT)")
+            ) -> dict[str, Any]:
+    """Every accepted action_type with its required fields, and the loaded datasets with sample counts;
+    ``?format=chat``: what KG-R1's server answers (``actions`` = enabled action names)."""
+    settings = services.settings
+    if answer_format(format, settings.kg_default_format) == CHAT:
+        names = [r["name"] for r in services.store.run("kg_dataset_names")]
+        return kgr1.actions_listing(list(settings.kg_chat_actions), names)
     return {
         "actions": [{"name": s.name, "required": s.required, "optional": s.optional,
                      "result_key": s.result_key, "description": s.description} for s in ACTIONS.values()],

@@ -16,7 +16,8 @@ class BodyTooLarge(HTTPException):
     """A streamed (multipart) body went past its limit: answered 413 by the shared handler."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(413, f"body: more bytes than the limit of {limit} bytes (NEORAG_MAX_UPLOAD_BYTES)")
+        super().__init__(413, f"body: more bytes than the limit of {limit} bytes "
+                              "(NEORAG_UPLOAD_MAX_FILES x NEORAG_UPLOAD_MAX_BYTES)")
 
 
 _CACHE: dict[int, tuple[Any, frozenset[str] | None]] = {}

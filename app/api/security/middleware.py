@@ -220,7 +220,8 @@ class AccessGuard:
 
     async def _too_large(self, send: Send, size: int | None, limit: int, multipart: bool) -> None:
         self.policy.refusals.add("too_large")
-        setting = "NEORAG_MAX_UPLOAD_BYTES" if multipart else "NEORAG_MAX_BODY_BYTES"
+        setting = "NEORAG_UPLOAD_MAX_FILES x NEORAG_UPLOAD_MAX_BYTES" if multipart else \
+            "NEORAG_MAX_BODY_BYTES"
         what = f"{size} bytes exceed" if size is not None else "more bytes than"
         await send_json(send, 413, {"error": "body_too_large", "field": "body",
                                     "message": f"body: {what} the limit of {limit} bytes ({setting})"})

@@ -28,6 +28,14 @@ class Refusals:
             return dict(self.counts)
 
 
+MULTIPART_SLACK = 1 << 20  # part headers and boundaries beside the files themselves
+
+
+def upload_body_limit(settings: Settings) -> int:
+    """Largest multipart body: NEORAG_UPLOAD_MAX_FILES files of NEORAG_UPLOAD_MAX_BYTES, plus framing."""
+    return settings.upload_max_bytes * settings.upload_max_files + MULTIPART_SLACK
+
+
 @dataclass(frozen=True)
 class Policy:
     """Everything the guard middlewares decide with."""
@@ -48,7 +56,7 @@ class Policy:
         return cls(hosts=HostPolicy.build(settings.allowed_hosts),
                    origins=OriginPolicy.build(settings.cors_origins),
                    keys=KeyRing.parse(settings.api_keys), public_read=settings.public_read,
-                   max_body_bytes=settings.max_body_bytes, max_upload_bytes=settings.max_upload_bytes,
+                   max_body_bytes=settings.max_body_bytes, max_upload_bytes=upload_body_limit(settings),
                    max_json_depth=settings.max_json_depth, token_ttl_s=settings.sse_token_ttl_s,
                    refusals=Refusals())
 
