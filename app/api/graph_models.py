@@ -7,15 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class ErrorBody(BaseModel):
-    """A 4xx / 5xx answer."""
-
-    model_config = ConfigDict(extra="allow")
-    error: str = Field(description="invalid_request | store_unavailable | ...")
-    message: str
-    field: str | None = None
-
+from app.api.openapi.responses import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "Unknown entity, document, sample, node or answer."},

@@ -13,7 +13,7 @@ from app import API_VERSION
 from app.api.errors import install_error_handlers
 from app.api.openapi import document as openapi_document
 from app.api.routers import auth, documents, entities, graph, health, ingest, kg, query, reason, retrieve, ui
-from app.api.security import PUBLIC, access
+from app.api.security import PUBLIC, WRITE, access
 from app.api.security.middleware import AccessGuard, EdgeGuard
 from app.api.security.policy import Policy
 from app.core.config import Settings, get_settings
@@ -59,7 +59,9 @@ def create_app(settings: Settings | None = None,
     for router in ROUTERS:
         app.include_router(router)
     if mcp is not None:
-        mount_mcp(app, mcp, settings.api_host)
+        # /mcp needs a write key (when keys are set): its tools include ingest, and one MCP session
+        # calls read and write tools alike over the same endpoint
+        access(WRITE)(mount_mcp(app, mcp, settings.api_host))
     _install_guards(app, settings, policy)
     return app
 

@@ -225,7 +225,11 @@ class UploadSink:
             raise UploadRejected(422, "invalid_request", f"file: {part.filename!r} is empty")
         sha = part.digest.hexdigest()
         target = self.root / sha[:16] / part.name
-        duplicate = target.is_file() and target.stat().st_size == part.size
+        if target.parent.exists() and target.parent.resolve() != target.parent:  # a linked folder
+            raise UploadRejected(403, "forbidden", f"file: the uploads folder {sha[:16]} is a symbolic link; "
+                                 "uploads are only written inside NEORAG_UPLOADS_DIR")
+        # a symbolic link left at the target is replaced by the file, never followed or taken as the upload
+        duplicate = not target.is_symlink() and target.is_file() and target.stat().st_size == part.size
         if duplicate:
             part.temp.unlink(missing_ok=True)
         else:

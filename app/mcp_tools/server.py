@@ -35,16 +35,48 @@ def build_mcp(get: ServicesGetter) -> MCPServer:
     return server
 
 
-def mount(app: Any, server: MCPServer, host: str) -> None:
-    """Add the streamable-HTTP endpoint at ``/mcp`` to a FastAPI/Starlette ``app``."""
-    http_app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    for route in http_app.routes:
-        if getattr(route, "path", None) == MCP_PATH:
-            app.router.routes.append(route)
+class McpEndpoint:
+    """The ASGI app of the ``/mcp`` route: forwards to the streamable-HTTP handler of the current app run.
+
+    The SDK's session manager runs only once per instance, so :func:`running` makes a new handler each
+    time the app starts (a test client, or a server restarted in one process, starts it again).
+    """
+
+    def __init__(self, server: MCPServer, host: str) -> None:
+        self.server, self.host = server, host
+        self.handler: Any = None
+        self.renew()
+
+    def renew(self) -> None:
+        """A fresh handler (and session manager) from the server."""
+        http_app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=self.host)
+        for route in http_app.routes:
+            if getattr(route, "path", None) == MCP_PATH:
+                self.handler = route.endpoint  # type: ignore[attr-defined]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.handler(scope, receive, send)
+
+
+def mount(app: Any, server: MCPServer, host: str) -> McpEndpoint:
+    """Add the streamable-HTTP endpoint at ``/mcp`` to a FastAPI/Starlette ``app``; returns its endpoint."""
+    from starlette.routing import Route
+
+    endpoint = McpEndpoint(server, host)
+    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint))
+    server._neorag_endpoint = endpoint  # type: ignore[attr-defined]  # renewed by running()
+    return endpoint
 
 
 @asynccontextmanager
 async def running(server: MCPServer) -> AsyncIterator[None]:
-    """Run the server's HTTP session manager (inside the app's lifespan)."""
+    """Run the server's HTTP session manager (inside the app's lifespan); a new one on every run."""
+    endpoint: McpEndpoint | None = getattr(server, "_neorag_endpoint", None)
+    if endpoint is not None and endpoint.handler is not None and _has_run(server):
+        endpoint.renew()
     async with server.session_manager.run():
         yield
+
+
+def _has_run(server: MCPServer) -> bool:
+    return bool(getattr(server.session_manager, "_has_started", False))

@@ -111,14 +111,17 @@ def make_tools(get: ServicesGetter) -> list[Callable[..., Any]]:
                incremental: bool = True) -> dict[str, Any]:
         """Ingest a file or folder on the server (inside NEORAG_INGEST_ROOTS) into the graph; returns
         the counts. Incremental by default: unchanged chunks are skipped."""
+        from app.documents.uploads import ingest_roots
         from app.services.ingest_jobs import ingest_jobs
         from ingest.options import IngestOptions
         from ingest.paths import check_allowed
 
         services = get()
         with tool_errors():
-            target = check_allowed(path, services.settings.ingest_roots)
-            options = IngestOptions(incremental=incremental, checkpoint=True)
+            roots = ingest_roots(services.settings)
+            target = check_allowed(path, roots)
+            # every file the walk finds is checked again: a symlink out of the roots is refused
+            options = IngestOptions(incremental=incremental, checkpoint=True, allowed_roots=roots)
             return ingest_jobs(services).run_sync(services, target, options)
 
     retrieve_passages_tool.__name__ = "retrieve_passages"

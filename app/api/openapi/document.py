@@ -23,6 +23,7 @@ from app.api.openapi.responses import (
     ErrorBody,
     model_schema,
     registered_components,
+    registered_parameters,
 )
 from app.api.security.access import PUBLIC, WRITE, Level, flat_routes, route_level
 from app.api.security.middleware import STREAM_TOKEN_PARAM
@@ -65,6 +66,7 @@ def finalize(doc: dict[str, Any], routes: Sequence[BaseRoute], settings: Setting
             op = item.get(method.lower())
             if op is not None:
                 _operation(op, method, route_level(route), keys_on, settings.public_read)
+    _settings_parameters(doc, settings)
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
@@ -116,6 +118,17 @@ def _operation(op: dict[str, Any], method: str, level: Level, keys_on: bool, pub
             if public_read and level != WRITE:
                 options.append({})
             op["security"] = options
+
+
+def _settings_parameters(doc: dict[str, Any], settings: Settings) -> None:
+    """Merge the registered settings-driven keywords into their query parameters' schemas."""
+    for (path, name), build in registered_parameters().items():
+        for op in (doc.get("paths", {}).get(path) or {}).values():
+            for param in op.get("parameters") or ():
+                if param.get("name") == name and param.get("in") == "query":
+                    schema = param.setdefault("schema", {})
+                    target = next((s for s in schema.get("anyOf", ()) if s.get("type") == "integer"), schema)
+                    target.update(build(settings))
 
 
 def _add_model(schemas: dict[str, Any], model: Any) -> None:

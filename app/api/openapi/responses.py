@@ -91,6 +91,20 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(ref_template=REF + "{model}", mode="validation")
 
 
+_PARAMETERS: dict[tuple[str, str], SchemaBuilder] = {}
+
+
+def parameter_schema(path: str, name: str, build: SchemaBuilder) -> None:
+    """Register settings-driven schema keywords (e.g. a maximum) merged into the query parameter ``name``
+    of every operation at ``path``, so the document states the limit the server applies."""
+    _PARAMETERS[(path, name)] = build
+
+
+def registered_parameters() -> dict[tuple[str, str], SchemaBuilder]:
+    """Every parameter schema registered by :func:`parameter_schema`."""
+    return dict(_PARAMETERS)
+
+
 def registered_components() -> dict[str, SchemaBuilder]:
     """Every component registered by :func:`component` / :func:`model_ref`."""
     return dict(_COMPONENTS)

@@ -14,6 +14,8 @@ from starlette.requests import ClientDisconnect
 
 from app.api.deps import get_services
 from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList, UploadResult
+from app.api.openapi import errors
+from app.api.security import READ, WRITE, access
 from app.core.errors import NeoRAGError, StoreUnavailable
 from app.documents.catalog import check_id, document_detail, list_documents
 from app.documents.delete import delete_document
@@ -26,12 +28,21 @@ from ingest.sources import source_id
 
 router = APIRouter(tags=["documents"])
 FLUSH_BYTES = 1 << 20  # body bytes handed to the parser (and disk) at a time
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"description": "unknown document id"}, 409: {"description": "the file is being ingested"},
-    413: {"description": "a file over NEORAG_UPLOAD_MAX_BYTES or more than NEORAG_UPLOAD_MAX_FILES files"},
-    415: {"description": "not multipart/form-data, or a file type ingest cannot read"},
-    422: {"description": "bad input (the message names the field)"},
-    503: {"description": "the graph store is unreachable"}}
+DOC_ID_PATTERN = "^doc-[0-9a-f]{16}$"
+MAX_OFFSET = 1_000_000_000
+_UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {
+    "schema": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary"},
+                 "description": "One or more files (repeat the part); names must end in an extension "
+                                "ingest reads (.txt, .md, .pdf, .json, ...), else 415; an empty file is "
+                                "422."}}}}}}}
+_UPLOAD_ERRORS = errors(403, 409, 413, 415, 422)
+for _code, _why in ((403, "a folder inside NEORAG_UPLOADS_DIR is a symbolic link"),
+                    (409, "the file is being ingested"),
+                    (413, "a file over NEORAG_UPLOAD_MAX_BYTES or more than NEORAG_UPLOAD_MAX_FILES files"),
+                    (415, "not multipart/form-data, or a file type ingest cannot read"),
+                    (422, "a malformed multipart body, no 'file' part, or an empty file")):
+    _UPLOAD_ERRORS[_code]["description"] = _why
 
 
 def _require_store(services: Services) -> None:
@@ -92,7 +103,8 @@ async def _receive(request: Request, services: Services) -> list[SavedUpload]:
 def _ingest(services: Services, item: SavedUpload) -> dict[str, Any]:
     """Ingest one stored upload (incremental: a repeated upload is a no-op); errors become a field."""
     try:
-        result = ingest_jobs(services).run_sync(services, item.path, IngestOptions(incremental=True))
+        options = IngestOptions(incremental=True, allowed_roots=[uploads_root(services.settings)])
+        result = ingest_jobs(services).run_sync(services, item.path, options)
         return {"ingest": result}
     except NeoRAGError as exc:
         return {"ingest": None, "ingest_error": str(exc)}
@@ -105,7 +117,9 @@ def _describe(item: SavedUpload) -> dict[str, Any]:
             "stream": f"/ingest/stream?path={quote(path)}&incremental=true"}
 
 
-@router.post("/documents", status_code=201, response_model=UploadResult, responses=_ERRORS)
+@router.post("/documents", status_code=201, response_model=UploadResult, responses=_UPLOAD_ERRORS,
+             openapi_extra=_UPLOAD_BODY)
+@access(WRITE)
 async def upload_documents(
     request: Request,
     ingest: bool = Query(True, description="Ingest each file now (false: only store it; then follow its "
@@ -128,25 +142,30 @@ async def upload_documents(
     return {"documents": out, "ingested": ingest}
 
 
-@router.get("/documents", response_model=DocumentList, responses=_ERRORS)
-def get_documents(offset: int = Query(0, ge=0, description="Items to skip."),
+@router.get("/documents", response_model=DocumentList)
+@access(READ)
+def get_documents(offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Items to skip."),
                   limit: int = Query(50, ge=1, le=200, description="Items per page (1-200)."),
                   services: Services = Depends(get_services)) -> dict[str, Any]:
     """The ingested files, newest ingest first: id, name, content hash, chunks, entities, ingested at."""
     return {**list_documents(services, offset, limit), "limits": _limits(services)}
 
 
-@router.get("/documents/{doc_id}", response_model=DocumentDetail, responses=_ERRORS)
-def get_document(doc_id: str = Path(..., description="Document id (doc- + 16 hex digits)."),
-                 chunk_offset: int = Query(0, ge=0, description="Chunks to skip."),
+@router.get("/documents/{doc_id}", response_model=DocumentDetail, responses=errors(404))
+@access(READ)
+def get_document(doc_id: str = Path(..., pattern=DOC_ID_PATTERN, description="Document id (doc- + 16 hex "
+                                    "digits)."),
+                 chunk_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Chunks to skip."),
                  chunk_limit: int = Query(100, ge=1, le=1000, description="Chunks per page (1-1000)."),
                  services: Services = Depends(get_services)) -> dict[str, Any]:
     """One ingested file: its chunks (file order) with locations, its documents and its top entities."""
     return document_detail(services, check_id(doc_id), chunk_offset, chunk_limit)
 
 
-@router.delete("/documents/{doc_id}", response_model=DeleteResult, responses=_ERRORS)
-def remove_document(doc_id: str = Path(..., description="Document id (doc- + 16 hex digits)."),
+@router.delete("/documents/{doc_id}", response_model=DeleteResult, responses=errors(404, 409))
+@access(WRITE)
+def remove_document(doc_id: str = Path(..., pattern=DOC_ID_PATTERN, description="Document id (doc- + 16 "
+                                       "hex digits)."),
                     services: Services = Depends(get_services)) -> dict[str, Any]:
     """Delete an ingested file and everything only it supported (and the uploaded file)."""
     return delete_document(services, check_id(doc_id))

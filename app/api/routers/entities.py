@@ -2,45 +2,57 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from app.api.deps import get_services
-from app.api.graph_models import ERRORS, DuplicateProposals, EntitySuggestions, MergeResult
-from app.entities.duplicates import propose
-from app.entities.lookup import search
-from app.entities.merge import merge
+from app.api.graph_models import DuplicateProposals, EntitySuggestions, MergeResult
+from app.api.openapi import errors
+from app.api.openapi.strict import StrictBody
+from app.api.security import READ, WRITE, access
+from app.core.text import NONBLANK_IDENTIFIER_PATTERN
+from app.entities.duplicates import MAX_PAIRS, propose
+from app.entities.lookup import MAX_NAME_CHARS, MAX_SUGGESTIONS, search
+from app.entities.merge import MAX_SOURCES, merge
 from app.services.container import Services
 
 router = APIRouter(tags=["entities"])
 
 
-class MergeRequest(BaseModel):
+EntityName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
+                                  pattern=NONBLANK_IDENTIFIER_PATTERN)]
+
+
+class MergeRequest(StrictBody):
     """Body of POST /entities/merge."""
 
-    model_config = ConfigDict(extra="forbid")
-    target: Any = Field(..., description="The entity that stays (name or id).")
-    sources: Any = Field(..., description="Entities merged into it (a name or id, or a list of them).")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    target: EntityName = Field(..., description="The entity that stays (name or id).")
+    sources: EntityName | Annotated[list[EntityName], Field(min_length=1, max_length=MAX_SOURCES)] = Field(
+        ..., description="Entities merged into it (a name or id, or a list of 1-100 of them).")
 
 
-@router.get("/entities/search", response_model=EntitySuggestions, responses=ERRORS)
+@router.get("/entities/search", response_model=EntitySuggestions, responses=errors(404))
+@access(READ)
 def entities_search(
-    q: str = Query(..., description="Typed text (matched against normalised names)."),
-    limit: int = Query(10, description="At most this many (1-50)."),
+    q: str = Query(..., min_length=1, max_length=MAX_NAME_CHARS, pattern=NONBLANK_IDENTIFIER_PATTERN,
+                   description="Typed text (matched against normalised names)."),
+    limit: int = Query(10, ge=1, le=MAX_SUGGESTIONS, description="At most this many (1-50)."),
     services: Services = Depends(get_services),
 ) -> dict[str, Any]:
     """Entities whose normalised name contains ``q``, prefix matches first, then the most mentioned."""
     return {"entities": search(services.store, q, limit)}
 
 
-@router.get("/entities/duplicates", response_model=DuplicateProposals, responses=ERRORS)
+@router.get("/entities/duplicates", response_model=DuplicateProposals, responses=errors(404))
+@access(READ)
 def entities_duplicates(
     min_score: float | None = Query(
-        None, description="Lowest score proposed (default NEORAG_ENTITY_DUP_MIN_SCORE)."
+        None, ge=0, le=1, description="Lowest score proposed (default NEORAG_ENTITY_DUP_MIN_SCORE)."
     ),
-    limit: int = Query(50, description="Most pairs (1-500)."),
+    limit: int = Query(50, ge=1, le=MAX_PAIRS, description="Most pairs (1-500)."),
     services: Services = Depends(get_services),
 ) -> dict[str, Any]:
     """Candidate duplicate pairs, best first, each with its score and the evidence behind it."""
@@ -50,8 +62,9 @@ def entities_duplicates(
 @router.post(
     "/entities/merge",
     response_model=MergeResult,
-    responses={**ERRORS, 409: {"description": "A source was already merged into another entity."}},
+    responses={**errors(404, 409)},
 )
+@access(WRITE)
 def entities_merge(
     body: MergeRequest = Body(..., examples=[{"target": "National Football League", "sources": ["NFL"]}]),
     services: Services = Depends(get_services),

@@ -25,8 +25,8 @@ from app.services.container import Services
 router = APIRouter(tags=["kg"])
 
 
-_ACTIONS_ANSWER: dict[int | str, dict[str, Any]] = {200: {"description": "The actions and datasets (seed shape), or KG-R1's listing with "
-                               "?format=chat",
+_ACTIONS_ANSWER: dict[int | str, dict[str, Any]] = {200: {
+    "description": "The actions and datasets (seed shape), or KG-R1's listing with ?format=chat",
                         "content": {"application/json": {"schema": {
                             "anyOf": [model_ref(Actions), model_ref(ChatActions)]}}}}}
 
