@@ -140,6 +140,10 @@ EXPECTED_LEVELS = {
     ("GET", "/cache/stats"): "read", ("POST", "/reason/structgpt"): "read", ("POST", "/reason/corag"): "read",
     ("POST", "/evidence"): "read", ("GET", "/ui/api/chunks"): "read", ("POST", "/auth/stream-token"): "read",
     ("POST", "/ingest"): "write", ("GET", "/ingest/stream"): "write", ("POST", "/cache/clear"): "write",
+    ("GET", "/graph"): "read", ("GET", "/graph/node"): "read", ("GET", "/entities/search"): "read",
+    ("GET", "/entities/duplicates"): "read", ("POST", "/entities/merge"): "write",
+    ("GET", "/documents"): "read", ("GET", "/documents/{doc_id}"): "read", ("POST", "/documents"): "write",
+    ("DELETE", "/documents/{doc_id}"): "write", ("*", "/mcp"): "write",
 }
 
 
@@ -155,6 +159,33 @@ def test_every_route_has_a_level_and_state_changing_ones_need_write(settings: Se
     public = {k for k, v in levels.items() if v == "public"}
     assert {p for _, p in public} <= {"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc",
                                       "/ui", "/ui/", "/ui/{name:path}"}, public
+
+
+def test_graph_entities_documents_and_mcp_scopes(keyed: TestClient) -> None:
+    """Reads take a read key; merges, uploads, deletes and the MCP endpoint (its tools ingest) a write key."""
+    reads: list[tuple[str, dict[str, str]]] = [
+        ("/graph", {"entity": "Alpha"}), ("/graph/node", {"id": "e:alpha"}),
+        ("/entities/search", {"q": "alp"}), ("/entities/duplicates", {}), ("/documents", {})]
+    for path, params in reads:
+        _error(keyed.get(path, params=params), 401, "unauthorized")
+        assert keyed.get(path, params=params, headers=READ_H).status_code in (200, 404), path
+    writes = [("POST", "/entities/merge", {"json": {"target": "Alpha", "sources": ["Beta"]}}),
+              ("DELETE", "/documents/doc-0123456789abcdef", {}),
+              ("POST", "/documents", {"files": {"file": ("a.md", b"# A\n\nAlpha.\n", "text/markdown")}}),
+              ("POST", "/mcp", {"json": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}})]
+    for method, path, kwargs in writes:
+        _error(keyed.request(method, path, **kwargs), 401, "unauthorized")
+        _error(keyed.request(method, path, headers=READ_H, **kwargs), 403, "insufficient_scope")
+        cross = keyed.request(method, path, headers={**WRITE_H, "Origin": "https://attacker.test"}, **kwargs)
+        _error(cross, 403, "cross_site_request")
+    assert keyed.delete("/documents/doc-0123456789abcdef", headers=WRITE_H).status_code == 404
+    assert keyed.post("/entities/merge", json={"target": "Nobody here", "sources": ["Nor here"]},
+                      headers=WRITE_H).status_code == 404
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    mcp = keyed.post("/mcp", json=init, headers={**WRITE_H, "Accept": "application/json, text/event-stream",
+                                                 "Host": "127.0.0.1:8010"})  # the SDK wants a port
+    assert mcp.status_code == 200, mcp.text  # the write key reaches the MCP server itself
 
 
 def test_stream_token_opens_one_get_path_for_a_while(keyed: TestClient, tmp_path: Path) -> None:

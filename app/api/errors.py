@@ -38,6 +38,20 @@ def _problem(error: dict[str, Any]) -> tuple[str, str]:
     return _field(loc), str(error.get("msg", "invalid value"))
 
 
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at the request's path (GET and DELETE may be two routes)."""
+    from starlette.routing import Match
+
+    from app.api.security.access import flat_routes
+
+    probe = {"type": "http", "path": request.url.path, "method": "", "root_path": ""}
+    methods: set[str] = set()
+    for route in flat_routes(request.app.router.routes):
+        if route.matches(probe)[0] is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -51,12 +65,15 @@ def install_error_handlers(app: FastAPI) -> None:
         })
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         status = exc.status_code
         body: dict[str, Any] = {"error": _CODES.get(status, "error"), "message": str(exc.detail)}
         if status in (400, 413, 422):
             body["field"] = "body"
-        return JSONResponse(status_code=status, content=body, headers=exc.headers)
+        headers = exc.headers
+        if status == 405:  # Starlette names only the first matching route's methods
+            headers = {**(headers or {}), "Allow": ", ".join(_allowed_methods(request))}
+        return JSONResponse(status_code=status, content=body, headers=headers)
 
     @app.exception_handler(BadInput)
     async def _bad(_: Request, exc: BadInput) -> JSONResponse:

@@ -18,7 +18,7 @@ from app.graphview.service import MAX_TEXT, GraphQuery, get_graph
 from app.services.container import Services
 
 router = APIRouter(tags=["graph"])
-NODE_ID_PATTERN = "^[ecdskq]:[^\\x00-\\x1f\\x7f-\\x9f]+$"  # a kind prefix, then a key without control chars
+NODE_ID_PATTERN = "^[ecdsk]:[^\\x00-\\x1f\\x7f-\\x9f]+$"  # a kind prefix, then a key without control chars
 parameter_schema("/graph", "limit", lambda s: {"maximum": s.graph_max_limit})
 
 
@@ -54,7 +54,7 @@ def graph(
 @access(READ)
 def graph_node(
     id: str = Query(..., max_length=1000, pattern=NODE_ID_PATTERN,
-                    description="Node id from a graph (e:, c:, d:, s:, k:)."),
+                    description="Node id from a graph (e:, c:, d:, s:, k:; a question has no panel)."),
     chunks: int = Query(5, ge=0, le=50, description="Most chunk texts returned."),
     services: Services = Depends(get_services),
 ) -> dict[str, Any]:

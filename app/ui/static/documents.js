@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  const { $, el, fmtNum, api, errorText, showError, views } = window.NeoRAG;
+  const { $, el, fmtNum, api, errorText, showError, views, authHeaders, askForKey } = window.NeoRAG;
 
   const root = $("#view-documents");
   const PAGE = 25;
@@ -137,11 +137,26 @@
     return null;
   }
 
-  /** POST one file with XMLHttpRequest (for upload progress); resolves with the stored document. */
-  function upload(file, item) {
+  /** POST one file (with the API key, when one is set); on 401, or a read key, ask for a key once and
+      retry; resolves with the stored document. */
+  async function upload(file, item) {
+    let out = await send(file, item);
+    const body = out.body || {};
+    const reason = out.status === 401 ? "This server needs an API key (NEORAG_API_KEYS)." :
+      out.status === 403 && body.error === "insufficient_scope" ? "Uploading needs a write key: " + body.message :
+        null;
+    if (reason && await askForKey(reason)) out = await send(file, item);
+    const docs = out.body && out.body.documents;
+    if (out.status === 201 && docs && docs[0]) return docs[0];
+    throw new Error(errorText(out.status, out.body));
+  }
+
+  /** POST one file with XMLHttpRequest (for upload progress); resolves with {status, body}. */
+  function send(file, item) {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", "/documents?ingest=false");
+      for (const [name, value] of Object.entries(authHeaders({}))) xhr.setRequestHeader(name, value);
       xhr.upload.onprogress = (ev) => {
         if (ev.lengthComputable) setRow(item, 20 * ev.loaded / ev.total, "uploading " +
           Math.round(100 * ev.loaded / ev.total) + "%", "uploading");
@@ -149,8 +164,7 @@
       xhr.onload = () => {
         let body = null;
         try { body = JSON.parse(xhr.responseText); } catch (_) { body = xhr.responseText; }
-        if (xhr.status === 201 && body && body.documents && body.documents[0]) resolve(body.documents[0]);
-        else reject(new Error(errorText(xhr.status, body)));
+        resolve({ status: xhr.status, body });
       };
       xhr.onerror = () => reject(new Error("the upload failed: the server cannot be reached"));
       const form = new FormData();
@@ -159,11 +173,20 @@
     });
   }
 
+  /** The stream URL with a short-lived token when the server has API keys (EventSource sends no headers). */
+  async function withStreamToken(url) {
+    const mint = () => api("POST", "/auth/stream-token", { path: "/ingest/stream" });
+    let data = await mint();
+    if (data && data.level === "read" && await askForKey("Ingesting needs a write key.")) data = await mint();
+    return data && data.token ? url + "&sse_token=" + encodeURIComponent(data.token) : url;
+  }
+
   /** Follow the ingest of one stored upload over SSE; resolves with the result counts. */
-  function ingest(doc, item) {
+  async function ingest(doc, item) {
+    setRow(item, 20, "ingest starting…", "ingesting");
+    const url = await withStreamToken(doc.stream);
     return new Promise((resolve, reject) => {
-      setRow(item, 20, "ingest starting…", "ingesting");
-      const source = new EventSource(doc.stream);
+      const source = new EventSource(url);
       let result = null;
       let finished = false;
       const handle = (ev) => {
