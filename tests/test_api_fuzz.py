@@ -62,6 +62,7 @@ BODIES: dict[str, st.SearchStrategy[Any]] = {
     "/auth/stream-token": _obj(path=texts),
     "/reason/corag": _obj(question=texts, decode_strategy=texts, top_k=st.integers(-5, 60)),
     "/reason/structgpt": _obj(question=texts, topic_entities=st.lists(texts, max_size=3), dataset=texts),
+    "/entities/merge": _obj(target=texts, sources=st.one_of(texts, st.lists(texts, max_size=3))),
 }
 
 
@@ -71,7 +72,7 @@ def client(falkor_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
     (root / "a.md").write_text("# A\n\nThe approval flow starts with the team lead.\n")
     settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
                         falkor_port=falkor_server.port, graph_name="fuzz_test", llm_base_url=None,
-                        ingest_roots=[root])
+                        ingest_roots=[root], uploads_dir=tmp_path_factory.mktemp("fuzz_uploads"))
     with app_client(settings) as c:
         assert c.post("/ingest", json={"path": str(root)}).status_code == 200
         yield c
@@ -109,7 +110,48 @@ QUERIES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         "prefix": params_text, "limit": st.integers(-5, 500).map(str) | params_text}),
     "/ui/api/kg/sample": st.fixed_dictionaries(
         {}, optional={"dataset": params_text, "sample_id": params_text}),
+    "/graph": st.fixed_dictionaries({}, optional={
+        name: params_text for name in ("entity", "document", "dataset", "sample", "focus", "node", "answer",
+                                       "depth", "limit")}),
+    "/graph/node": st.fixed_dictionaries({}, optional={"id": params_text | params_text.map("e:".__add__),
+                                                       "chunks": params_text}),
+    "/entities/search": st.fixed_dictionaries({}, optional={"q": params_text, "limit": params_text}),
+    "/entities/duplicates": st.fixed_dictionaries({}, optional={
+        "min_score": params_text | st.sampled_from(["nan", "inf", "-0", "1e309"]), "limit": params_text}),
+    "/documents": st.fixed_dictionaries({}, optional={"offset": params_text | st.integers(-1, 2**70).map(str),
+                                                      "limit": params_text}),
 }
+
+
+def _multipart(parts: list[tuple[str, str, bytes]], boundary: str) -> bytes:
+    out = b""
+    for name, filename, data in parts:
+        out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\""
+                "\r\n\r\n").encode("utf-8", "surrogatepass") + data + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode()
+
+
+multipart_bodies = st.one_of(
+    st.binary(max_size=300),
+    st.builds(_multipart, st.lists(st.tuples(
+        st.sampled_from(["file", "other", ""]),
+        st.sampled_from(NASTY[:12] + ["a.md", "../../x.txt", "a.pdf", "b"]),
+        st.binary(max_size=60)), max_size=3), st.just("B0UNDARY")),
+    st.builds(lambda body, cut: body[:cut], st.just(_multipart([("file", "a.md", b"# x\n")], "B0UNDARY")),
+              st.integers(0, 80)))
+
+
+def test_multipart_uploads_never_give_a_server_error(client: TestClient) -> None:
+    @FUZZ
+    @given(body=multipart_bodies, ctype=st.sampled_from([
+        "multipart/form-data; boundary=B0UNDARY", "multipart/form-data", "multipart/form-data; boundary=",
+        "multipart/mixed; boundary=B0UNDARY", "text/plain"]))
+    def run(body: bytes, ctype: str) -> None:
+        resp = client.post("/documents", params={"ingest": "false"}, content=body,
+                           headers={"Content-Type": ctype})
+        _check(resp, f"POST /documents {ctype} {body[:200]!r}")
+
+    run()
 
 
 @pytest.mark.parametrize("path", sorted(QUERIES))

@@ -178,7 +178,7 @@ def test_bad_input_answers_clear_4xx(client: Any, doc_settings: Settings) -> Non
         assert resp.json()["message"].split(":")[0] in ("file", "body")
     for path, params, field in [("/documents", {"limit": 0}, "limit"),
                                 ("/documents", {"offset": -1}, "offset"),
-                                ("/documents/doc-123", {}, "id"), ("/documents/x/../y", {}, None),
+                                ("/documents/doc-123", {}, "doc_id"), ("/documents/x/../y", {}, None),
                                 ("/documents/doc-0123456789abcdef", {"chunk_limit": 5000}, "chunk_limit")]:
         resp = client.get(path, params=params)
         assert resp.status_code in (404, 422) and resp.json()["error"] in ("invalid_request", "not_found")
@@ -187,7 +187,7 @@ def test_bad_input_answers_clear_4xx(client: Any, doc_settings: Settings) -> Non
     unknown = client.get("/documents/doc-0123456789abcdef")
     assert unknown.status_code == 404 and "no document" in unknown.json()["message"]
     assert client.delete("/documents/doc-0123456789abcdef").status_code == 404
-    assert client.delete("/documents/nope").json()["field"] == "id"
+    assert client.delete("/documents/nope").json()["field"] == "doc_id"  # the path parameter's name
     stored = [p for p in Path(doc_settings.uploads_dir).rglob("*") if p.is_file()]
     assert stored == []  # nothing refused was kept
 

@@ -47,7 +47,8 @@ def api_app(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory)
     with ScriptedOpenAI(default=_llm) as llm:
         settings: Settings = kg_settings(falkor_server).model_copy(update={
             "ingest_roots": [root], "llm_base_url": llm.base_url, "llm_max_retries": 0,
-            "api_keys": KEYS, "allowed_hosts": ["testserver"]})
+            "api_keys": KEYS, "allowed_hosts": ["testserver"],
+            "uploads_dir": tmp_path_factory.mktemp("schemathesis_uploads")})
         with loaded_store(settings, pq=False):
             app = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
             with TestClient(app, base_url="http://127.0.0.1") as client:  # runs the lifespan (services)

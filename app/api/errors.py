@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,9 +19,14 @@ _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_f
           422: "invalid_request", 429: "too_many_requests", 503: "unavailable"}
 
 
+_UNION_TAG = re.compile(r"^(str|int|float|bool|none|constrained-\w+|[\w-]+\[.*\])$")
+
+
 def _field(loc: Sequence[object]) -> str:
-    """``("body", "topic_entities", 0)`` -> ``topic_entities.0``; ``("query", "ids")`` -> ``ids``."""
+    """``("body", "topic_entities", 0)`` -> ``topic_entities.0``; ``("query", "ids")`` -> ``ids``; the tags
+    pydantic adds for a union member (``sources.list[constrained-str].0``) are left out."""
     parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header", "cookie") else loc)
+    parts = parts[:1] + [p for p in parts[1:] if not (isinstance(p, str) and _UNION_TAG.match(p))]
     return ".".join(str(p) for p in parts) or "body"  # only the first item says where: a field may be "query"
 
 

@@ -98,7 +98,7 @@ def check_type(filename: str, name: str) -> None:
 
 @dataclass
 class _Part:
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, bytes] = field(default_factory=dict)  # raw: parse_options_header takes bytes as sent
     header_name: bytearray = field(default_factory=bytearray)
     header_value: bytearray = field(default_factory=bytearray)
     filename: str = ""
@@ -174,12 +174,13 @@ class UploadSink:
     def _header_end(self) -> None:
         part = self._part
         name = part.header_name.decode("latin-1").lower()
-        part.headers[name] = part.header_value.decode("utf-8", "replace")
+        part.headers[name] = bytes(part.header_value)
         part.header_name, part.header_value = bytearray(), bytearray()
 
     def _headers_done(self) -> None:
         part = self._part
-        _, params = parse_options_header(part.headers.get("content-disposition", ""))
+        # bytes, not str: a str with characters beyond latin-1 (a UTF-8 name) makes it raise
+        _, params = parse_options_header(part.headers.get("content-disposition", b""))
         field_name = params.get(b"name", b"").decode("utf-8", "replace")
         if field_name != FIELD:
             raise UploadRejected(422, "invalid_request",

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.security import limits
 from app.api.security.access import PUBLIC, READ, WRITE, Level, RouteTable
 from app.api.security.keys import satisfies
-from app.api.security.media import accepts
+from app.api.security.media import accepts, declared_media_types
 from app.api.security.origins import SAFE_METHODS
 from app.api.security.policy import Policy
 
@@ -182,7 +182,8 @@ class AccessGuard:
             return
         if content_type is not None and route is not None and not accepts(route, content_type):
             policy.refusals.add("media_type")
-            message = f"Content-Type {content_type[:100]!r} is not accepted here; send application/json"
+            wanted = " or ".join(sorted(declared_media_types(route) or {"application/json"}))
+            message = f"body: Content-Type {content_type[:100]!r} is not accepted here; send {wanted}"
             await send_json(send, 415, {"error": "unsupported_media_type", "field": "Content-Type",
                                         "message": message})
             return
