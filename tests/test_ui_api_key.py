@@ -34,7 +34,7 @@ def served(falkor_server: ServerInfo,
     settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
                         falkor_port=falkor_server.port,
                         graph_name=f"uikey_{uuid.uuid4().hex[:8]}", llm_base_url=None, ingest_roots=[root],
-                        api_keys=f"read:{READ_KEY},write:{WRITE_KEY}")
+                        api_keys=f"read:{READ_KEY},write:{WRITE_KEY}", uploads_dir=root / "uploads")
     with live_server(settings) as server:
         yield server, root / "corpus"
     store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
@@ -101,3 +101,24 @@ def test_the_page_asks_once_then_ingests_with_a_write_key(browser: WebDriver,
     _wait(browser, lambda d: d.find_element(By.ID, "key-dialog").is_displayed())
     browser.find_element(By.ID, "key-forget").click()
     assert browser.execute_script("return sessionStorage.getItem('neorag.apiKey')") is None
+
+
+def test_documents_upload_asks_for_a_write_key_and_ingests_with_a_stream_token(
+        browser: WebDriver, served: tuple[LiveServer, Path], tmp_path: Path) -> None:
+    server, _ = served
+    note = tmp_path / "keyed-note.md"
+    note.write_text("# Keyed note\n\nThe gatehouse opens at nine and closes at five.\n", encoding="utf-8")
+    browser.get(server.url + "/ui#documents")
+    browser.execute_script("sessionStorage.clear(); localStorage.clear();")
+    browser.refresh()
+    _enter_key(browser, READ_KEY, "needs an API key")  # the document list is a read
+    _wait(browser, lambda d: d.find_element(By.ID, "docs-limits").text not in ("", "…"))
+    browser.find_element(By.ID, "docs-file").send_keys(str(note))
+    _enter_key(browser, WRITE_KEY, "needs a write key")  # the upload is a write: asked once, then retried
+    row = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#docs-uploads tbody tr"))
+    _wait(browser, lambda d: row.get_attribute("data-state") in ("done", "error"), 120)  # type: ignore[attr-defined]
+    assert row.get_attribute("data-state") == "done", row.text  # type: ignore[attr-defined]
+    urls = browser.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
+    streams = [u for u in urls if "/ingest/stream" in u]
+    assert streams and all("sse_token=" in u for u in streams), streams
+    assert not any(READ_KEY in u or WRITE_KEY in u for u in urls)  # keys travel in headers only
