@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 import uvloop
 
-from app.commands.workers import tcp_socket
+from app.commands.exposure import check_exposure
+from app.commands.workers import tcp_socket, worker_environment
+from app.core.config import Settings
 
 Runner = Callable[[Coroutine[Any, Any, int]], int]
 
@@ -46,3 +48,14 @@ def test_a_socket_bound_as_uvicorn_binds_it_loses_tcp_nodelay_on_asyncio() -> No
     plain = socket.socket(socket.AF_INET)  # protocol 0, as uvicorn's Config.bind_socket() creates it
     plain.bind(("127.0.0.1", 0))
     assert accepted_nodelay(plain, asyncio.run) == 0  # uvicorn issue #3149: what tcp_socket avoids
+
+
+def test_workers_see_the_bind_address_and_the_extended_host_allow_list(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    served = check_exposure(Settings(_env_file=None, api_host="192.0.2.10", api_port=8123,  # type: ignore[call-arg]
+                                     api_keys="read:" + "r" * 20), insecure=False)
+    assert served.allowed_hosts == ["192.0.2.10"]
+    for name, value in worker_environment(served).items():
+        monkeypatch.setenv(name, value)
+    worker = Settings(_env_file=None)  # type: ignore[call-arg]  # what create_app() builds in a worker
+    assert (worker.api_host, worker.api_port, worker.allowed_hosts) == ("192.0.2.10", 8123, ["192.0.2.10"])

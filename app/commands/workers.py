@@ -8,6 +8,8 @@ client's delayed ACK (~40 ms on Linux; uvicorn issue #3149). :func:`tcp_socket` 
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 
 from app.core.config import Settings
@@ -24,12 +26,21 @@ def tcp_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def worker_environment(settings: Settings) -> dict[str, str]:
+    """What the worker processes must see in their environment: each builds its settings from it, so the
+    command line's host and port, and the Host allow-list ``neorag serve`` extended for a specific bind
+    address, travel this way (else a worker would refuse the Host its clients use)."""
+    return {"NEORAG_API_HOST": settings.api_host, "NEORAG_API_PORT": str(settings.api_port),
+            "NEORAG_ALLOWED_HOSTS": json.dumps(list(settings.allowed_hosts))}
+
+
 def serve_workers(settings: Settings) -> None:
     """Serve the API from ``settings.api_workers`` processes; each builds its own services (store
     connection, embedder, KG cache). The embedded FalkorDB is started here once and reused by them."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    os.environ.update(worker_environment(settings))
     server = embedded_server(settings).start() if settings.backend == "embedded" else None
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
