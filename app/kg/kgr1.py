@@ -88,6 +88,11 @@ def check_item(item: dict[str, Any]) -> ChatRequest | Observation:
     if missing:
         return Observation(f"Missing required fields for {action}: {', '.join(missing)}.", FORMAT_ERROR,
                            action, timed=False)
+    for key in ("dataset_name", "sample_id", "entity_id", "relation", "concept"):
+        value = item.get(key)
+        if isinstance(value, str) and "\x00" in value:  # the store cannot take it
+            return Observation(f"{key} contains U+0000 (NUL), which no name holds.", FORMAT_ERROR, action,
+                               timed=False)
     return ChatRequest(action, item["dataset_name"], item["sample_id"], item["entity_id"],
                        item.get("relation"), item.get("concept"))
 
