@@ -150,7 +150,7 @@ def _probe(llm: LLMClient) -> Mode:
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema with ``$ref`` inlined and titles dropped (what grammar engines take best)."""
+    """The model's JSON schema, ``$ref`` inlined, titles and descriptions dropped (for grammars)."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
 
@@ -158,7 +158,7 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
         if isinstance(node, dict):
             if "$ref" in node:
                 return walk(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {k: walk(v) for k, v in node.items() if k != "title"}
+            return {k: walk(v) for k, v in node.items() if k not in ("title", "description")}
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node

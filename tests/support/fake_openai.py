@@ -12,6 +12,11 @@ Script it with a list of replies; each reply is consumed in order by
 - a callable ``(request_json) -> reply`` for replies that depend on the prompt.
 When the script runs out, ``default`` is used (or HTTP 500 if None).
 Every request body is recorded in ``requests``.
+
+Structured output like a real endpoint: ``response_formats`` lists the ``response_format`` types it accepts
+(default json_schema and json_object); a request with another type is refused with HTTP 400 (recorded in
+``refused``, no reply consumed). NeoRAG's one-off probe (app/services/structured.py) is answered
+``{"ok": true}`` when accepted, recorded in ``probes`` and never consumes a scripted reply.
 """
 
 from __future__ import annotations
@@ -23,16 +28,22 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from app.services.structured import PROBE_SYSTEM
+
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], Any]
 
 
 class ScriptedOpenAI:
     """Start with ``with ScriptedOpenAI([...]) as llm: llm.base_url``."""
 
-    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = "OK") -> None:
+    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = "OK",
+                 response_formats: tuple[str, ...] = ("json_schema", "json_object")) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.default = default
+        self.response_formats = response_formats
         self.requests: list[dict[str, Any]] = []
+        self.probes: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -93,6 +104,19 @@ class ScriptedOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._json(404, {"error": {"message": "not found"}})
+                    return
+                kind = (body.get("response_format") or {}).get("type", "text")
+                if kind != "text" and kind not in outer.response_formats:
+                    with outer._lock:
+                        outer.refused.append(body)
+                    self._json(400, {"error": {"message": f"response_format {kind} is not supported",
+                                               "type": "invalid_request_error"}})
+                    return
+                messages = body.get("messages") or [{}]
+                if messages[0].get("content") == PROBE_SYSTEM:
+                    with outer._lock:
+                        outer.probes.append(body)
+                    self._json(200, _completion(body, '{"ok": true}', None))
                     return
                 reply = outer._next(body)
                 if reply is None or reply.get("status", 200) >= 400:
