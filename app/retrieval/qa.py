@@ -184,7 +184,8 @@ def stream_query(services: Services, req: QueryRequest) -> tuple[str, Iterator[s
     prep = prepare(services, req)
     if services.llm is None or not prep.sources:
         return "extractive", _extractive_stream(prep)
-    deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history))
+    deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history),
+                                 max_tokens=services.settings.query_answer_max_tokens)
     try:
         first = next(deltas, "")
     except LLMUnavailable as exc:

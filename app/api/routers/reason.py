@@ -65,11 +65,21 @@ class CoRAGRequest(BaseModel):
         return _not_blank(v, "question") or v
 
 
+class Turn(BaseModel):
+    """One earlier turn of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=4000)
+
+
 class EvidenceRequest(BaseModel):
     """CONVINSE evidences for a question (or its structured representation)."""
 
     question: str | None = Field(None, max_length=4000)
     structured_representation: str | None = Field(None, max_length=4000)
+    history: list[Turn] = Field(
+        [], max_length=20, description="Earlier turns: the LLM (when configured) writes the question's "
+        "structured representation from them (CONVINSE).")
     sources: list[Literal["kb", "text"]] = Field(["kb", "text"], min_length=1)
     max_evidences: int = Field(100, ge=1, le=1000)
     dataset: str | None = Field(None, min_length=1, max_length=200)
