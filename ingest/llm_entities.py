@@ -2,9 +2,9 @@
 
 The reply is ``{"entities": [{"name": "<words of the text>", "type": "<one of the configured types>"}]}``
 (``NEORAG_INGEST_ENTITY_TYPES``; at most ``max_items``). Names must occur in the chunk (case-insensitive);
-others are dropped. An older reply shape (a list of strings) is still read: such names get the type
-``CONCEPT`` (or the last configured type). A reply that fails validation twice returns ``None``: the caller
-falls back to the deterministic extractor for that chunk.
+others are dropped, and a reply whose every name is dropped counts as skipped. An older reply shape (a list
+of strings) is still read: such names get the type ``CONCEPT`` (or the last configured type). A reply that
+fails validation twice returns ``None``: the caller falls back to the deterministic extractor for that chunk.
 """
 
 from __future__ import annotations
@@ -109,4 +109,7 @@ def extract_llm(llm: LLMClient, text: str, types: tuple[str, ...], max_items: in
             found.append((name, str(ent.type)))
         else:
             dropped += 1
+    if dropped and not found:  # every name was made up: nothing usable, the caller falls back
+        return EntityOutcome(None, dropped, "no_entity_in_text: no name the model gave occurs in the chunk",
+                             res.attempts)
     return EntityOutcome(found, dropped, attempts=res.attempts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from typing import Any
 
 from app.core.errors import LLMUnavailable
 from app.retrieval import answer as ans
+from app.retrieval import citations
 from app.retrieval.answer import ContextItem
 from app.retrieval.hybrid import RetrievalResult, options_from_settings, retrieve
 from app.retrieval.rewrite import rewrite_question
@@ -148,6 +150,9 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
         )
     if mode == "extractive":
         text = ans.extractive_answer(prep.search_question, prep.sources)
+    text, removed = citations.keep_valid(text, _ranks(prep.sources))
+    if removed:
+        prep.warnings.append(citations.invalid_warning(removed))
     body = {
         "question": req.question,
         "answer": text,
@@ -199,11 +204,14 @@ def _extractive_stream(prep: Prepared) -> Iterator[str]:
     yield trailer(prep.sources)
 
 
+def _ranks(sources: list[dict[str, Any]]) -> set[int]:
+    return {int(s["rank"]) for s in sources if s.get("rank")}
+
+
 def _llm_stream(first: str, deltas: Iterator[str], sources: list[dict[str, Any]]) -> Iterator[str]:
-    if first:
-        yield first
+    removed: list[str] = []  # markers citing no returned source are dropped from the stream
     try:
-        yield from deltas
+        yield from citations.filter_stream(itertools.chain([first], deltas), _ranks(sources), removed)
     except LLMUnavailable as exc:
         yield f"\n[ERROR] {exc}\n"
     except Exception as exc:  # noqa: BLE001 - a stream reports, it cannot change its status any more

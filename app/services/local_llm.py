@@ -230,6 +230,14 @@ class LocalLLM:
                 if hook is not None:
                     hook(self.base_url)
 
+    def healthy(self) -> bool:
+        """Whether the server answers ``GET /health`` with ok (model loaded)."""
+        try:
+            with urllib.request.urlopen(f"{self.address}/health", timeout=5) as resp:  # noqa: S310 - loopback
+                return bool(json.loads(resp.read()).get("status") == "ok")
+        except (OSError, ValueError):
+            return False
+
     def measure(self) -> dict[str, Any]:
         """Tokens/s of one short completion (prompt and generation, as llama.cpp times them)."""
         body = {"messages": [{"role": "user", "content": _MEASURE_PROMPT}], "max_tokens": 32,
