@@ -108,7 +108,7 @@ def test_killing_the_model_server_mid_ingest_falls_back_and_leaves_no_half_writt
         assert killed and res.chunks_new == n_chunks == res.chunks_total > 3
         assert res.llm_entity_errors >= 1  # chunks whose extraction died fell back to heuristic entities
         failed = [e for e in events if e["stage"] == "llm_extraction" and "error" in e]
-        assert any(e["error"].startswith("llm_") for e in failed)  # endpoint errors (others: unusable replies)
+        assert any(e["error"].startswith("llm_") for e in failed)  # endpoint errors (others: bad replies)
         # every chunk is whole: document, embedding, entities counted, CO_OCCURS exact
         assert_invariants(store)
         with_mentions = {r["id"] for r in q(store, "MATCH (c:Chunk)-[:MENTIONS]->(:Entity) "
