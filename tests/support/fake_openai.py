@@ -3,7 +3,7 @@
 Script it with a list of replies; each reply is consumed in order by
 ``/v1/chat/completions`` (streaming or not). A reply may be:
 - a string: the assistant's content;
-- ``{"content": str, "logprobs": [float, ...]}``;
+- ``{"content": str, "logprobs": [float, ...]}`` (optionally ``"finish_reason": "length"``, a cut-off reply);
 - ``{"status": 500}`` (an HTTP error) or ``{"sleep": seconds, ...}`` (a slow reply);
 - ``{"content": str, "fail_after_chunks": n, "fail_mode": "drop" | "malformed" | "error"}``: a stream
   that fails part-way: ``n`` deltas of the content are sent, then the connection drops in the middle of
@@ -132,7 +132,8 @@ class ScriptedOpenAI:
                 elif body.get("stream"):
                     self._stream(content)
                 else:
-                    self._json(200, _completion(body, content, reply.get("logprobs")))
+                    self._json(200, _completion(body, content, reply.get("logprobs"),
+                                                str(reply.get("finish_reason", "stop"))))
 
             def _stream(self, content: str) -> None:
                 self.send_response(200)
@@ -183,10 +184,11 @@ class ScriptedOpenAI:
         return Handler
 
 
-def _completion(body: dict[str, Any], content: str, logprobs: list[float] | None) -> dict[str, Any]:
+def _completion(body: dict[str, Any], content: str, logprobs: list[float] | None,
+                finish_reason: str = "stop") -> dict[str, Any]:
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content},
-                              "finish_reason": "stop"}
+                              "finish_reason": finish_reason}
     if logprobs is not None:
         choice["logprobs"] = {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
                                           for i, lp in enumerate(logprobs)]}
