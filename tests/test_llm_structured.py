@@ -104,12 +104,13 @@ def test_endpoint_failure_is_not_remembered_and_raises() -> None:
         endpoint_mode(dead)
 
 
-def test_max_tokens_cap_applies_to_every_call() -> None:
-    with ScriptedOpenAI(['{"colour": "red"}', "hello"]) as llm:
+def test_max_tokens_cap_applies_to_free_text_only() -> None:
+    with ScriptedOpenAI(['{"colour": "red"}', "hello", "hi"]) as llm:
         client = LLMClient(llm.base_url, "k", "m", max_retries=0, max_tokens_cap=8, structured_output="text")
-        _ask(client)
+        _ask(client)  # schema-bound: its own 20
         client.chat([{"role": "user", "content": "hi"}])
-    assert [r["max_tokens"] for r in llm.requests] == [8, 8]
+        client.chat([{"role": "user", "content": "hi"}], max_tokens=100)
+    assert [r.get("max_tokens") for r in llm.requests] == [20, 8, 8]
 
 
 def test_first_json_reads_fenced_and_embedded_values() -> None:

@@ -168,7 +168,8 @@ class Settings(BaseSettings):
         "auto", description="How replies NeoRAG parses are constrained: auto = json_schema if the endpoint "
         "accepts it, else json_object, else text (probed once per endpoint).")
     llm_max_tokens: int = Field(
-        0, ge=0, description="Cap on every completion's max_tokens (0 = no cap; small local models ramble).")
+        0, ge=0, description="Cap on max_tokens of free-text replies: answers, agent steps (0 = no cap; "
+        "small local models ramble). Schema-bound replies are bounded by their schema.")
     llm_cache_path: Path | None = Field(
         None, description="SQLite file caching LLM extraction per (chunk hash, model, prompt version); "
         "unset = <data dir>/llm_cache.sqlite3 (the data dir is the parent of NEORAG_FALKOR_DATA_DIR).")

@@ -108,19 +108,21 @@ class LLMClient:
         self._client = self._client.with_options(base_url=base_url)
 
     def capped(self, max_tokens: int | None) -> int | None:
-        """``max_tokens`` within NEORAG_LLM_MAX_TOKENS (when set)."""
+        """``max_tokens`` within NEORAG_LLM_MAX_TOKENS (when set; free-text replies only)."""
         if self.max_tokens_cap <= 0:
             return max_tokens
         return min(max_tokens, self.max_tokens_cap) if max_tokens else self.max_tokens_cap
 
     def chat(self, messages: list[dict[str, str]], temperature: float | None = None,
              max_tokens: int | None = None, logprobs: bool = False, usage: Usage | None = None,
-             response_format: dict[str, Any] | None = None) -> ChatResult:
+             response_format: dict[str, Any] | None = None, free_text: bool = True) -> ChatResult:
         """One non-streaming completion; raises LLMUnavailable on any endpoint failure (LLMRejected when the
-        endpoint refused the request itself: HTTP 400/404/422, e.g. an unsupported ``response_format``)."""
+        endpoint refused the request itself: HTTP 400/404/422, e.g. an unsupported ``response_format``).
+        ``free_text=False`` (schema-bound replies, structured.py) is exempt from NEORAG_LLM_MAX_TOKENS."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
                                   "temperature": self.temperature if temperature is None else temperature}
-        max_tokens = self.capped(max_tokens)
+        if free_text:
+            max_tokens = self.capped(max_tokens)
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
         if logprobs:

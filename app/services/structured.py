@@ -222,7 +222,7 @@ def ask(llm: LLMClient, messages: list[dict[str, str]], model: type[M], *, task:
     error = ""
     for attempt in (1, 2):
         reply = llm.chat(convo, temperature=temperature, max_tokens=max_tokens, usage=usage,
-                         response_format=rf)
+                         response_format=rf, free_text=False)
         value, error = _validate(model, reply.text, legacy, prepare)
         if value is not None:
             llm.structured_stats.record(mode, task, "first_try" if attempt == 1 else "after_retry")
