@@ -19,7 +19,8 @@ from app.services.llm import LLMClient
 from app.services.structured import ask
 from ingest.entities import parse_llm_entities
 
-PROMPT_VERSION = "entities-v2"
+PROMPT_VERSION = "entities-v3"
+MAX_ITEMS = 12  # small models repeat themselves: more items are rarely new ones
 MAX_TOKENS = 320
 Name = Annotated[str, StringConstraints(min_length=1, max_length=80)]
 
@@ -57,8 +58,10 @@ def prompt(text: str, types: tuple[str, ...]) -> str:
     return (
         "Extract the named entities (people, places, organisations, works, events, dates, quantities, key "
         "concepts) from the text. Copy each name exactly as it is written in the text. Give each a type "
-        f"from: {', '.join(types)}. Answer with JSON only: "
-        '{"entities": [{"name": "<name>", "type": "<TYPE>"}]}\n\nText:\n' + text
+        f"from: {', '.join(types)}. Answer with JSON only.\n"
+        'Example: "Marie Curie was born in Warsaw in 1867." -> {"entities": [{"name": "Marie Curie", "type": '
+        '"PERSON"}, {"name": "Warsaw", "type": "LOCATION"}, {"name": "1867", "type": "DATE"}]}\n\nText:\n'
+        + text
     )
 
 

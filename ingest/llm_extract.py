@@ -162,7 +162,7 @@ class LLMIngest:
 
         def compute() -> dict[str, Any]:
             res = llm_entities.extract_llm(self.llm, c.text, self.entity_types,
-                                           min(s.ingest_entity_max_per_chunk, 20))
+                                           min(s.ingest_entity_max_per_chunk, llm_entities.MAX_ITEMS))
             return {"skipped": res.error} if res.entities is None else {"entities": res.entities}
 
         value, cached, error = self._cached("entities", key, compute)

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.retrieval.citations import Attributor
+from app.retrieval.text import sentences
 from app.services.container import build_services
 from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
@@ -70,6 +72,9 @@ def test_query_json_and_stream_cite_only_returned_sources(client: TestClient) ->
     assert r.status_code == 200 and body["mode"] == "llm" and body["answer"].strip()
     ranks = {s["rank"] for s in body["sources"]}
     assert len(ranks) == 3 and {int(m) for m in _MARK.findall(body["answer"])} <= ranks
+    # cited: every sentence a returned source supports carries a marker (the model's or NeoRAG's)
+    check = Attributor(body["sources"])
+    assert all(check.marker(s) == "" for s in sentences(body["answer"]))
 
     r = client.post("/query", json={"question": "Where does the Rhine end?", "stream": True})
     assert r.status_code == 200 and r.headers["x-neorag-mode"] == "llm"

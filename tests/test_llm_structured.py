@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.errors import LLMUnavailable
-from app.retrieval.citations import filter_stream, keep_valid
+from app.retrieval.citations import Attributor, filter_stream, keep_valid
 from app.services.llm import LLMClient
 from app.services.structured import ask, endpoint_mode, first_json, forget_modes, schema_of
 from tests.support.fake_openai import ScriptedOpenAI
@@ -124,3 +124,23 @@ def test_citations_citing_no_returned_source_are_removed() -> None:
     removed: list[str] = []
     pieces = list(filter_stream(iter(["Basel [", "S", "7] was [S", "1] founded [S"]), {1}, removed))
     assert "".join(pieces) == "Basel  was [S1] founded [S" and removed == ["[S7]"]
+
+
+SOURCES = [{"rank": 1, "text": "The University of Basel was founded in 1460 by Pope Pius II."},
+           {"rank": 2, "text": "Cologne Cathedral was completed in 1880."}]
+
+
+def test_uncited_sentences_get_the_source_that_supports_them() -> None:
+    att = Attributor(SOURCES)
+    answer = "Basel's university was founded in 1460! Cologne Cathedral was completed [S2]. I like rivers."
+    assert att.text(answer) == ("Basel's university was founded in 1460 [S1]! Cologne Cathedral was "
+                                "completed [S2]. I like rivers.")
+    assert att.added == ["[S1]"]
+
+
+def test_streamed_sentences_are_cited_holding_back_only_the_final_punctuation() -> None:
+    att = Attributor(SOURCES)
+    deltas = ["Cologne Cath", "edral was completed in 1880", ".", " Basel", " was founded in 1460", "."]
+    out = list(att.stream(iter(deltas)))
+    assert "".join(out) == "Cologne Cathedral was completed in 1880 [S2]. Basel was founded in 1460 [S1]."
+    assert out[0] == "Cologne Cath" and att.added == ["[S2]", "[S1]"]

@@ -183,6 +183,9 @@ class Settings(BaseSettings):
         description="Allow-list of entity REL types LLM extraction may write (JSON list or comma-separated).")
     ingest_llm_max_relations: int = Field(
         8, ge=1, le=50, description="Most entity relations the LLM may return per chunk.")
+    query_cite_uncited: bool = Field(
+        True, description="Give an LLM answer's uncited sentences the [S#] of the source sharing most of "
+        "their content words (a citations_added warning says so).")
 
     @field_validator("backend")
     @classmethod

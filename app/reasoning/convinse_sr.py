@@ -18,8 +18,8 @@ PROMPT = (
     "Rewrite the last question of a conversation as CONVINSE's structured representation: the context entity "
     "the conversation is about, the entity the question asks about, the relation asked for, and the type of "
     "the expected answer. Use words from the conversation; leave a slot empty when it does not apply. "
-    'Answer with JSON only: {"context_entity": "...", "question_entity": "...", "relation": "...", '
-    '"answer_type": "..."}'
+    'Answer with JSON only, an object with the keys "context_entity", "question_entity", "relation" and '
+    '"answer_type".'
 )
 SLOTS = ("context_entity", "question_entity", "relation", "answer_type")
 

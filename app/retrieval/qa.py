@@ -153,6 +153,11 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
     text, removed = citations.keep_valid(text, _ranks(prep.sources))
     if removed:
         prep.warnings.append(citations.invalid_warning(removed))
+    if mode == "llm" and services.settings.query_cite_uncited:
+        attributor = citations.Attributor(prep.sources)
+        text = attributor.text(text)
+        if attributor.added:
+            prep.warnings.append(citations.added_warning(attributor.added))
     body = {
         "question": req.question,
         "answer": text,
@@ -196,7 +201,7 @@ def stream_query(services: Services, req: QueryRequest) -> tuple[str, Iterator[s
     except LLMUnavailable as exc:
         log.warning("LLM failed before its first token, extractive answer: %s", exc)
         return "extractive", _extractive_stream(prep)
-    return "llm", _llm_stream(first, deltas, prep.sources)
+    return "llm", _llm_stream(first, deltas, prep.sources, services.settings.query_cite_uncited)
 
 
 def _extractive_stream(prep: Prepared) -> Iterator[str]:
@@ -208,10 +213,12 @@ def _ranks(sources: list[dict[str, Any]]) -> set[int]:
     return {int(s["rank"]) for s in sources if s.get("rank")}
 
 
-def _llm_stream(first: str, deltas: Iterator[str], sources: list[dict[str, Any]]) -> Iterator[str]:
+def _llm_stream(first: str, deltas: Iterator[str], sources: list[dict[str, Any]],
+                cite_uncited: bool = True) -> Iterator[str]:
     removed: list[str] = []  # markers citing no returned source are dropped from the stream
+    text = citations.filter_stream(itertools.chain([first], deltas), _ranks(sources), removed)
     try:
-        yield from citations.filter_stream(itertools.chain([first], deltas), _ranks(sources), removed)
+        yield from citations.Attributor(sources).stream(text) if cite_uncited else text
     except LLMUnavailable as exc:
         yield f"\n[ERROR] {exc}\n"
     except Exception as exc:  # noqa: BLE001 - a stream reports, it cannot change its status any more

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 PROMPT = (
     "Rewrite the user's last question as one standalone question that can be understood without the "
     "conversation, replacing pronouns with what they refer to. "
-    'Reply with JSON only: {"question": "<the standalone question>"}'
+    'Reply with JSON only, the standalone question as the value of "question".'
 )
 
 
