@@ -336,6 +336,9 @@ def llm_for(settings: Settings) -> tuple[LLMClient | None, LocalLLM | None]:
     if (settings.llm_base_url or "").strip().lower() != LOCAL:
         return LLMClient.from_settings(settings), None
     server = acquire(settings)
-    client = LLMClient.for_endpoint(settings, server.base_url, server.model_name)
+    # the slots share the CPU: a request may take as long as `parallel` requests alone (timeout scaled)
+    timeout = settings.llm_timeout_s * max(1, server.cfg.parallel)
+    local = settings.model_copy(update={"llm_timeout_s": timeout})
+    client = LLMClient.for_endpoint(local, server.base_url, server.model_name)
     server.on_address_change(client.rebind)
     return client, server
