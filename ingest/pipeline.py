@@ -25,7 +25,7 @@ from ingest.llm_extract import ChunkExtraction, LLMIngest
 from ingest.llm_relations import window_pairs
 from ingest.load import LoadError, SourceDoc, load_file, scan
 from ingest.options import IngestOptions, IngestResult
-from ingest.redirects import apply_redirects
+from ingest.redirects import apply_redirects, redirect_relations, redirect_targets
 from ingest.relations import relates_rows
 from ingest.sources import Fingerprint, fingerprint, record_sources, stored_hashes
 from ingest.write import GraphWriter
@@ -271,9 +271,12 @@ def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, Source
         for ents in w.chunk_entities(refresh).values():
             ctx.touched_entities.update(ents)
         w.clear_mentions(refresh)
-    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions)))
-    w.entity_types({k: t for res in extracted.values() for k, t in res.types.items()})
-    ctx.result.llm_entity_rel_edges += w.entity_rels([r for res in extracted.values() for r in res.relations])
+    relations = [r for res in extracted.values() for r in res.relations]
+    moved = redirect_targets(w.store, [m.key for ms in mentions.values() for m in ms]
+                             + [k for r in relations for k in (r.source, r.target)])
+    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions, moved)))
+    w.entity_types({k: t for res in extracted.values() for k, t in res.types.items() if k not in moved})
+    ctx.result.llm_entity_rel_edges += w.entity_rels(redirect_relations(moved, relations))
     if vectors:
         ids = list(vectors)
         w.embeddings(ids, [vectors[i] for i in ids])
