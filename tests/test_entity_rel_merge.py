@@ -35,7 +35,7 @@ def test_merge_moves_entity_rel_edges_to_the_survivor(settings: Settings, tmp_pa
             {"a": NFL, "b": other, "type": "MEMBER_OF", "chunks": [c1]},
             {"a": LEAGUE, "b": other, "type": "MEMBER_OF", "chunks": [c3]},
             {"a": other, "b": NFL, "type": "PART_OF", "chunks": [c2]},
-            {"a": NFL, "b": LEAGUE, "type": "RELATED_TO", "chunks": [c1]},  # would join the survivor to itself
+            {"a": NFL, "b": LEAGUE, "type": "RELATED_TO", "chunks": [c1]},  # a self-relation
         ]})
         resp = c.post("/entities/merge", json={"target": LEAGUE, "sources": [NFL]})
         assert resp.status_code == 200, resp.text

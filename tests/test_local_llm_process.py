@@ -20,6 +20,7 @@ from app.core.errors import ConfigError, LLMUnavailable
 from app.services.local_llm import LocalLLM, bundled_model, resolve_model
 from app.services.local_llm_server import ServeConfig
 from app.store.embedded import free_port
+from tests.support.local_llm import LocalModel
 
 ROOT = Path(__file__).resolve().parents[1]
 NEORAG = str(Path(sys.executable).with_name("neorag"))
@@ -97,3 +98,24 @@ def _alive(pid: int) -> bool:
         return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return False
+
+
+@pytest.mark.llm
+def test_serve_workers_share_one_local_model(local_llm: LocalModel, settings: Settings) -> None:
+    from app.services.llm import LLMClient
+    from app.services.local_llm import release, share_with_workers
+
+    assert share_with_workers(settings.model_copy(update={"llm_base_url": "http://x/v1"}), env := {}) is None
+    assert env == {}
+    shared = share_with_workers(local_llm.settings(settings), env)
+    try:
+        assert shared is local_llm.server  # the session's server, not a second model process
+        assert env["NEORAG_LLM_BASE_URL"] == local_llm.server.base_url
+        worker = Settings(llm_base_url=env["NEORAG_LLM_BASE_URL"], llm_model=env["NEORAG_LLM_MODEL"],
+                          llm_timeout_s=float(env["NEORAG_LLM_TIMEOUT_S"]), llm_max_retries=0)
+        client = LLMClient.from_settings(worker)
+        assert client is not None
+        assert client.chat([{"role": "user", "content": "Say yes."}], max_tokens=4).text.strip()
+    finally:
+        if shared is not None:
+            release(shared)

@@ -15,8 +15,9 @@ merged entity is deleted last):
 
 Chunk REL edges join chunks and stay; entity REL edges (LLM relations, issue 15) of a merged entity are
 re-made on the survivor with their chunk provenance (a relation between two merged entities, or with the
-survivor, would be a self-relation and is dropped) before step 5 deletes the merged entity with its edges. Merging a key that already
-redirects to the target is a no-op (200); into itself 422; unknown 404; already merged elsewhere 409.
+survivor, would be a self-relation and is dropped) before step 5 deletes the merged entity with its edges.
+Merging a key that already redirects to the target is a no-op (200); into itself 422; unknown 404; already
+merged elsewhere 409.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.request
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -327,6 +327,19 @@ def _stop_all() -> None:
         _shared.clear()
     for server in servers:
         server.stop()
+
+
+def share_with_workers(settings: Settings, environ: MutableMapping[str, str]) -> LocalLLM | None:
+    """For ``neorag serve --workers N``: start the local server once (in the supervising process) and point
+    the workers at it through ``environ`` (base URL, model name, scaled timeout), so N workers share one
+    model instead of starting N. ``None`` (nothing changed) when the LLM is not ``local``."""
+    if (settings.llm_base_url or "").strip().lower() != LOCAL:
+        return None
+    server = acquire(settings)
+    environ["NEORAG_LLM_BASE_URL"] = server.base_url
+    environ["NEORAG_LLM_MODEL"] = server.model_name
+    environ["NEORAG_LLM_TIMEOUT_S"] = str(settings.llm_timeout_s * max(1, server.cfg.parallel))
+    return server
 
 
 def llm_for(settings: Settings) -> tuple[LLMClient | None, LocalLLM | None]:
