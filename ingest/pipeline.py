@@ -272,11 +272,11 @@ def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, Source
             ctx.touched_entities.update(ents)
         w.clear_mentions(refresh)
     relations = [r for res in extracted.values() for r in res.relations]
-    moved = redirect_targets(w.store, [m.key for ms in mentions.values() for m in ms]
-                             + [k for r in relations for k in (r.source, r.target)])
-    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions, moved)))
-    w.entity_types({k: t for res in extracted.values() for k, t in res.types.items() if k not in moved})
-    ctx.result.llm_entity_rel_edges += w.entity_rels(redirect_relations(moved, relations))
+    merged = redirect_targets(w.store, [m.key for ms in mentions.values() for m in ms]
+                              + [k for r in relations for k in (r.source, r.target)])
+    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions, merged)))
+    w.entity_types({k: t for res in extracted.values() for k, t in res.types.items() if k not in merged})
+    ctx.result.llm_entity_rel_edges += w.entity_rels(redirect_relations(merged, relations))
     if vectors:
         ids = list(vectors)
         w.embeddings(ids, [vectors[i] for i in ids])
