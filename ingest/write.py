@@ -105,6 +105,7 @@ class GraphWriter:
     def release_entity_rels(self, chunk_ids: Sequence[str]) -> None:
         """Remove chunks from entity REL provenance (deleting edges left without support)."""
         self._rows("ingest_entity_rel_release", ({"id": c} for c in chunk_ids))
+        self._rows("ingest_entity_rel_prune", ({"id": c} for c in chunk_ids))
 
     # -- scans and deletion ----------------------------------------------------
     def source_chunks(self, source: str) -> list[Row]:

@@ -55,3 +55,28 @@ def test_redirected_relations_land_on_the_survivor_and_self_relations_drop() -> 
     out = redirect_relations({"nfl": "league"}, rels)
     assert out == [EntityRelation("league", "x", "MEMBER_OF", "c1"), EntityRelation("y", "x", "CAUSES", "c2")]
     assert redirect_relations({}, rels) == rels
+
+
+def test_document_delete_releases_entity_rel_provenance(settings: Settings, tmp_path: Path) -> None:
+    with app_client(settings) as c:
+        services = c.app.state.services  # type: ignore[attr-defined]
+        folder = ingest_docs(services, tmp_path / "docs")
+        store = services.store
+        saga = str((folder / "saga.md").resolve())
+        rows = q(store, "MATCH (c:Chunk) RETURN c.id AS id, c.source AS source")
+        in_saga = {r["id"] for r in rows if r["source"] == saga}
+        ents: dict[str, set[str]] = {}
+        for m in mentions(store):
+            ents.setdefault(m["chunk"], set()).add(m["entity"])
+        # as LLM extraction writes them: a relation's chunks mention both its endpoints
+        s_chunk = next(ch for ch in sorted(in_saga) if {"york", "harald hardrada"} <= ents[ch])
+        o_chunk = next(ch for ch in sorted(set(ents) - in_saga) if {"york", "harald hardrada"} <= ents[ch])
+        nfl_chunk = next(ch for ch in sorted(in_saga) if NFL in ents[ch] and "york" in ents[ch])
+        store.run("ingest_entity_rel_set", {"rows": [
+            {"a": "harald hardrada", "b": "york", "type": "LOCATED_IN", "chunks": [s_chunk, o_chunk]},
+            {"a": NFL, "b": "york", "type": "RELATED_TO", "chunks": [nfl_chunk]},
+        ]})
+        doc = next(d for d in c.get("/documents").json()["documents"] if d["source"] == saga)
+        assert c.delete(f"/documents/{doc['id']}").status_code == 200
+        # the first edge keeps its other chunk; the second lost its only one
+        assert _rels(store) == {("harald hardrada", "york", "LOCATED_IN", (o_chunk,))}
