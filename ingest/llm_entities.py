@@ -19,7 +19,7 @@ from app.services.llm import LLMClient
 from app.services.structured import ask
 from ingest.entities import parse_llm_entities
 
-PROMPT_VERSION = "entities-v3"
+PROMPT_VERSION = "entities-v4"
 MAX_ITEMS = 12  # small models repeat themselves: more items are rarely new ones
 MAX_TOKENS = 320
 Name = Annotated[str, StringConstraints(min_length=1, max_length=80)]
@@ -54,14 +54,12 @@ def entity_model(types: tuple[str, ...], max_items: int) -> type[BaseModel]:
 
 
 def prompt(text: str, types: tuple[str, ...]) -> str:
-    """The extraction prompt for one chunk."""
+    """The extraction prompt for one chunk. No worked example: SmolLM2-135M copied its names (Marie Curie,
+    Warsaw) into 14 of 16 replies, which the in-text check then dropped (docs/BENCHMARKS.md, issue 15)."""
     return (
         "Extract the named entities (people, places, organisations, works, events, dates, quantities, key "
-        "concepts) from the text. Copy each name exactly as it is written in the text. Give each a type "
-        f"from: {', '.join(types)}. Answer with JSON only.\n"
-        'Example: "Marie Curie was born in Warsaw in 1867." -> {"entities": [{"name": "Marie Curie", "type": '
-        '"PERSON"}, {"name": "Warsaw", "type": "LOCATION"}, {"name": "1867", "type": "DATE"}]}\n\nText:\n'
-        + text
+        "concepts) from the text below. Copy each name exactly as it is written in the text. Give each a "
+        f"type from: {', '.join(types)}. Answer with JSON only.\n\nText:\n" + text
     )
 
 
@@ -105,11 +103,15 @@ def extract_llm(llm: LLMClient, text: str, types: tuple[str, ...], max_items: in
     if res.value is None:
         return EntityOutcome(None, error=f"malformed_json: {res.error}", attempts=res.attempts)
     found: list[tuple[str, str]] = []
+    seen: set[str] = set()
     dropped = 0
     for ent in res.value.entities:  # type: ignore[attr-defined]
         name = " ".join(ent.name.split())
+        if name.casefold() in seen:  # small models repeat a name under every type: the first one counts
+            continue
         if in_text(name, body):
             found.append((name, str(ent.type)))
+            seen.add(name.casefold())
         else:
             dropped += 1
     if dropped and not found:  # every name was made up: nothing usable, the caller falls back
