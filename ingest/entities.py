@@ -119,13 +119,6 @@ def extract_heuristic(text: str, min_len: int = 2, max_per_chunk: int = 40) -> l
     return collect(candidate_spans(text), min_len, max_per_chunk)
 
 
-ENTITY_PROMPT = (
-    "Extract the named entities (people, places, organisations, works, events, dates, quantities, "
-    "key concepts) from the text. Answer with JSON only: {\"entities\": [\"name\", ...]} using the "
-    "exact surface forms from the text.\n\nText:\n"
-)
-
-
 def parse_llm_entities(reply: str) -> list[str] | None:
     """Surface forms from an LLM reply, or None when the reply is not the expected JSON."""
     text = reply.strip()

@@ -1,11 +1,11 @@
 """LLM-typed semantic relations between chunk pairs (``REL {type, confidence}``).
 
 The LLM sees two chunk texts (truncated) and answers JSON
-``{"relations": [{"type": "CAUSES", "confidence": 0.8, "direction": "A->B"}]}``
-(an object or a bare list is accepted too). Types outside the eight known ones are
-mapped through ``TYPE_ALIASES`` or dropped; confidence is clamped to [0, 1] (missing -> 0.5).
-A malformed reply is retried once, then the pair is skipped and counted; an endpoint error
-is counted too. Nothing here raises.
+``{"relations": [{"type": "CAUSES", "direction": "A->B", "confidence": 0.8}]}``, constrained by a schema
+(``type`` an enum of the eight known types, ``direction`` ``A->B`` or ``B->A``).
+Without a grammar an object or a bare list is accepted too: types outside the eight are mapped through
+``TYPE_ALIASES`` or dropped; confidence is clamped to [0, 1] (missing -> 0.5). A malformed reply is retried
+once, then the pair is skipped and counted; an endpoint error is counted too. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.errors import LLMUnavailable
 from app.services.llm import LLMClient
+from app.services.structured import ask
 
 REL_TYPES = ("STEP_NEXT", "REFERENCES", "FOLLOWS", "CAUSES", "SUPPORTS", "PART_OF", "SUBSTEP_OF", "CONTRASTS")
 TYPE_ALIASES = {
@@ -34,9 +38,27 @@ NO_RELATION = {"NONE", "NO_RELATION", "UNRELATED", "NULL", ""}
 REL_PROMPT = (
     "You label semantic relations between two text chunks A and B. Allowed types: "
     + ", ".join(REL_TYPES)
-    + ". Answer with JSON only: {\"relations\": [{\"type\": \"<TYPE>\", \"confidence\": <0..1>, "
-    "\"direction\": \"A->B\" or \"B->A\"}]} and an empty list when they are unrelated.\n\n"
+    + ". Answer with JSON only: {\"relations\": [{\"type\": \"<TYPE>\", \"direction\": \"A->B\" or "
+    "\"B->A\", \"confidence\": <0..1>}]} and an empty list when they are unrelated.\n\n"
 )
+PROMPT_VERSION = "chunk-pairs-v2"
+MAX_TOKENS = 160
+
+
+class PairRelation(BaseModel):
+    """One relation of a pair as the schema allows it."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal[REL_TYPES]  # type: ignore[valid-type]
+    direction: Literal["A->B", "B->A"]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class PairReply(BaseModel):
+    """The reply for one pair (at most four relations)."""
+
+    model_config = ConfigDict(extra="forbid")
+    relations: list[PairRelation] = Field(max_length=4)
 
 
 class MalformedReply(ValueError):
@@ -125,26 +147,65 @@ def to_relations(items: list[dict[str, object]], a: str, b: str) -> tuple[list[T
     return list(best.values()), dropped
 
 
+def normalise_items(data: Any) -> tuple[Any, int]:
+    """A reply in the schema's shape: known types only (aliases mapped, others dropped and counted), a
+    direction (default A->B) and a clamped confidence. Anything unreadable is passed on to fail validation."""
+    if isinstance(data, list):
+        items: Any = data
+    elif isinstance(data, dict):
+        items = data.get("relations", [data] if "type" in data else None)
+    else:
+        return data, 0
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        return data, 0
+    kept, dropped = [], 0
+    for item in items:
+        rel_type = map_type(item.get("type"))
+        if rel_type is None:
+            dropped += 1
+            continue
+        direction = str(item.get("direction", "A->B")).replace(" ", "").upper()
+        reverse = direction in ("B->A", "BA", "B_TO_A")
+        kept.append({"type": rel_type, "direction": "B->A" if reverse else "A->B",
+                     "confidence": clamp_confidence(item.get("confidence"))})
+    return {"relations": kept}, dropped
+
+
+def _legacy(reply: str) -> Any:
+    try:
+        return {"relations": parse_reply(reply)}
+    except MalformedReply:
+        return None
+
+
 def label_pair(llm: LLMClient, a_id: str, a_text: str, b_id: str, b_text: str, truncate: int,
                temperature: float | None = None,
                on_retry: Callable[[str], None] | None = None) -> PairOutcome:
-    """Ask the LLM about one pair; malformed JSON is retried once; never raises."""
+    """Ask the LLM about one pair (schema-constrained, one retry); never raises."""
     prompt = REL_PROMPT + f"A:\n{a_text[:truncate]}\n\nB:\n{b_text[:truncate]}"
-    messages = [{"role": "user", "content": prompt}]
-    last = ""
-    for attempt in range(2):
-        try:
-            reply = llm.chat(messages, temperature=temperature, max_tokens=300).text
-        except LLMUnavailable as exc:
-            return PairOutcome(error=f"llm_error: {exc.why or exc.what}"[:300])
-        try:
-            rels, dropped = to_relations(parse_reply(reply), a_id, b_id)
-            return PairOutcome(rels, None, dropped)
-        except MalformedReply as exc:
-            last = str(exc)
-            if attempt == 0 and on_retry:
-                on_retry(last)
-    return PairOutcome(error=f"malformed_json: {last}")
+    dropped = 0
+
+    def prepare(data: Any) -> Any:
+        nonlocal dropped
+        data, dropped = normalise_items(data)
+        return data
+
+    try:
+        res = ask(llm, [{"role": "user", "content": prompt}], PairReply, task="chunk_relations",
+                  max_tokens=MAX_TOKENS, temperature=temperature, legacy=_legacy, prepare=prepare)
+    except LLMUnavailable as exc:
+        return PairOutcome(error=f"llm_error: {exc.why or exc.what}"[:300])
+    if res.attempts > 1 and on_retry:
+        on_retry(res.error or "retried")
+    if res.value is None:
+        return PairOutcome(error=f"malformed_json: {res.error}"[:300])
+    rels: dict[tuple[str, str, str], TypedRelation] = {}
+    for rel in res.value.relations:  # type: ignore[attr-defined]
+        src, dst = (b_id, a_id) if rel.direction == "B->A" else (a_id, b_id)
+        key = (src, dst, rel.type)
+        if key not in rels or rels[key].confidence < rel.confidence:
+            rels[key] = TypedRelation(src, dst, rel.type, float(rel.confidence))
+    return PairOutcome(list(rels.values()), None, dropped)
 
 
 def window_pairs(ids: list[str], window: int, new_from: int = 0) -> list[tuple[str, str]]:

@@ -61,6 +61,10 @@ class IngestResult:
     entity_keys: int = 0
     llm_rel_errors: int = 0
     llm_entity_errors: int = 0
+    # issue 15: entity REL edges written (one per (source, type, target) and batch), extraction cache hits
+    llm_entity_rel_edges: int = 0
+    llm_entity_rel_errors: int = 0
+    llm_cache_hits: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:

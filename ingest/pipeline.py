@@ -20,13 +20,13 @@ from app.services.embedding_record import record_model
 from ingest.checkpoint import Checkpoint, checkpoint_path
 from ingest.chunk import ChunkRec, chunk_document
 from ingest.embed import check_dimension, embed_texts
-from ingest.entities import Mention, collect, extract_heuristic
-from ingest.llm_entities import extract_llm
-from ingest.llm_relations import label_pair, window_pairs
+from ingest.entities import Mention, extract_heuristic
+from ingest.llm_extract import ChunkExtraction, LLMIngest
+from ingest.llm_relations import window_pairs
 from ingest.load import LoadError, SourceDoc, load_file, scan
 from ingest.options import IngestOptions, IngestResult
 from ingest.paths import outside_roots
-from ingest.redirects import apply_redirects
+from ingest.redirects import apply_redirects, redirect_relations, redirect_targets
 from ingest.relations import relates_rows
 from ingest.sources import Fingerprint, fingerprint, record_sources, stored_hashes
 from ingest.write import GraphWriter
@@ -80,6 +80,7 @@ class RunContext:
     processed: set[str] = field(default_factory=set)
     surfaces: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    llm: LLMIngest | None = None  # the run's LLM work (ingest/llm_extract.py) when an LLM is used
     markdown_sections: bool = True
     stored_sources: dict[str, str | None] = field(default_factory=dict)  # path -> hash on its Source
     relocate: set[str] = field(default_factory=set)  # files whose stored chunks get their location rewritten
@@ -107,6 +108,15 @@ def llm_relations_enabled(services: Services, options: IngestOptions) -> bool:
         return bool(options.llm_relations) and services.llm is not None
     mode = services.settings.ingest_llm_relations
     return services.llm is not None and mode in ("auto", "on")
+
+
+def llm_work(services: Services, options: IngestOptions, emit: Progress) -> LLMIngest | None:
+    """The run's LLM work when it uses an LLM (entities in llm mode, or LLM relations), else None."""
+    mode = options.entity_mode or services.settings.ingest_entity_mode
+    relations = llm_relations_enabled(services, options)
+    if services.llm is None or not (mode == "llm" or relations):
+        return None
+    return LLMIngest(services, services.llm, mode, relations, emit)
 
 
 def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None:
@@ -233,31 +243,25 @@ def _batches(ctx: RunContext) -> Iterator[Batch]:
         yield batch, docs, moved
 
 
-def _extract(ctx: RunContext, chunks: list[ChunkRec]) -> dict[str, list[Mention]]:
+def _extract(ctx: RunContext, chunks: list[ChunkRec]) -> dict[str, ChunkExtraction]:
     s = ctx.settings
-    mode = ctx.options.entity_mode or s.ingest_entity_mode
-    out: dict[str, list[Mention]] = {}
-    for c in chunks:
-        if mode == "llm" and ctx.services.llm is not None:
-            surfaces = extract_llm(ctx.services.llm, c.text)
-            if surfaces is None:
-                ctx.result.llm_entity_errors += 1
-                mentions = extract_heuristic(c.text, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
-            else:
-                mentions = collect(surfaces, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
-        else:
-            mentions = extract_heuristic(c.text, s.ingest_entity_min_len, s.ingest_entity_max_per_chunk)
-        out[c.id] = mentions
-        for m in mentions:
+    if ctx.llm is not None and ctx.llm.per_chunk:  # LLM entities and/or entity relations
+        out = ctx.llm.extract(chunks, len(ctx.todo))
+    else:
+        out = {c.id: ChunkExtraction(extract_heuristic(c.text, s.ingest_entity_min_len,
+                                                       s.ingest_entity_max_per_chunk)) for c in chunks}
+    for res in out.values():
+        for m in res.mentions:
             ctx.keys.add(m.key)
             ctx.surfaces.update(m.surfaces)
     return out
 
 
 def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, SourceDoc],
-                 mentions: dict[str, list[Mention]], vectors: dict[str, list[float]],
+                 extracted: dict[str, ChunkExtraction], vectors: dict[str, list[float]],
                  moved: list[ChunkRec]) -> None:
     """Runs on the writer thread: documents, chunks, NEXT, entities, then embeddings (the 'done' marker)."""
+    mentions: dict[str, list[Mention]] = {cid: res.mentions for cid, res in extracted.items()}
     w = ctx.writer
     if moved:
         w.locations(moved, {c.id: ctx.plans[c.source].pos[c.id] for c in moved})
@@ -272,7 +276,12 @@ def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, Source
         for ents in w.chunk_entities(refresh).values():
             ctx.touched_entities.update(ents)
         w.clear_mentions(refresh)
-    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions)))
+    relations = [r for res in extracted.values() for r in res.relations]
+    merged = redirect_targets(w.store, [m.key for ms in mentions.values() for m in ms]
+                              + [k for r in relations for k in (r.source, r.target)])
+    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions, merged)))
+    w.entity_types({k: t for res in extracted.values() for k, t in res.types.items() if k not in merged})
+    ctx.result.llm_entity_rel_edges += w.entity_rels(redirect_relations(merged, relations))
     if vectors:
         ids = list(vectors)
         w.embeddings(ids, [vectors[i] for i in ids])
@@ -302,7 +311,7 @@ def _phase_a(ctx: RunContext) -> None:
     try:
         for chunks, docs, moved in _batches(ctx):
             batch_no += 1
-            mentions = _extract(ctx, chunks)
+            extracted = _extract(ctx, chunks)
             to_embed = [c for c in chunks if ctx.todo[c.id] == "full"]
             vectors: dict[str, list[float]] = {}
             if to_embed:
@@ -316,7 +325,7 @@ def _phase_a(ctx: RunContext) -> None:
             done += len(chunks)
             ctx.emit({"stage": "entity_extraction", "current": done, "total": total,
                       "entities": len(ctx.keys)})
-            writer.submit(functools.partial(_write_batch, ctx, chunks, docs, mentions, vectors, moved))
+            writer.submit(functools.partial(_write_batch, ctx, chunks, docs, extracted, vectors, moved))
             ctx.processed.update(c.id for c in chunks)
     finally:
         writer.close()
@@ -383,8 +392,8 @@ def _llm_relations(ctx: RunContext) -> None:
     ctx.emit({"stage": "relation_start", "pairs": len(work), "window": window})
     created = errors = 0
     truncate = opts.rel_truncate or s.ingest_rel_truncate
-    for n, (a, ta, b, tb) in enumerate(work, 1):
-        outcome = label_pair(llm, a, ta, b, tb, truncate, opts.rel_temperature)
+    assert ctx.llm is not None  # set up whenever LLM relations are enabled
+    for n, (a, b, outcome) in enumerate(ctx.llm.label_pairs(work, truncate, opts.rel_temperature), 1):
         if outcome.error:
             errors += 1
             ctx.emit({"stage": "relation_warn", "pair": f"{a}::{b}", "error": outcome.error})
@@ -445,11 +454,20 @@ def ingest_path(services: Services, path: Path, options: IngestOptions | None = 
         ctx.checkpoint = Checkpoint.load(ck_file, graph_identity(services), str(root), fresh=options.refresh)
     before = ctx.writer.entity_count()
     _existing_scan(ctx, root)
-    _phase_a(ctx)
-    ctx.result.entity_surface_forms, ctx.result.entity_keys = len(ctx.surfaces), len(ctx.keys)
-    per_source = _phase_b(ctx)
-    _llm_relations(ctx)
-    record_sources(ctx.writer, ctx.plans, per_source, ctx.relocate, ctx.stored_sources, ctx.removed_sources)
+    ctx.llm = llm_work(services, options, emit)
+    try:
+        _phase_a(ctx)
+        ctx.result.entity_surface_forms, ctx.result.entity_keys = len(ctx.surfaces), len(ctx.keys)
+        per_source = _phase_b(ctx)
+        _llm_relations(ctx)
+        record_sources(ctx.writer, ctx.plans, per_source, ctx.relocate, ctx.stored_sources,
+                       ctx.removed_sources)
+    finally:
+        if ctx.llm is not None:
+            ctx.llm.close()
+            ctx.result.llm_cache_hits = ctx.llm.counts.cache_hits
+            ctx.result.llm_entity_errors += ctx.llm.counts.entity_errors
+            ctx.result.llm_entity_rel_errors = ctx.llm.counts.relation_errors
     ctx.result.entities_created = max(0, ctx.writer.entity_count() - before)
     ctx.result.relations_created = (ctx.result.cooccur_edges + ctx.result.relates_to_edges
                                     + ctx.result.llm_rel_edges)

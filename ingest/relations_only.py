@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from app.core.errors import BadInput
 from app.services.llm import require_llm
-from ingest.llm_relations import label_pair, window_pairs
+from ingest.llm_extract import LLMIngest
+from ingest.llm_relations import PairOutcome, window_pairs
 from ingest.options import IngestOptions, RelationsOnlyResult
 from ingest.pipeline import Progress, _noop, notify_listeners, resolve_input
 from ingest.write import GraphWriter
@@ -48,6 +49,22 @@ def _boundary(ids: list[str], options: IngestOptions) -> int:
     return len(ids) - count
 
 
+def _apply(writer: GraphWriter, res: RelationsOnlyResult, existing: set[tuple[str, str, str]], a: str, b: str,
+           outcome: PairOutcome, emit: Progress) -> None:
+    """Write a pair's new REL edges (existing ones are skipped) or count its error."""
+    if outcome.error:
+        res.errors += 1
+        res.skipped += 1
+        emit({"stage": "relation_incremental_warn", "pair": f"{a}::{b}", "error": outcome.error})
+        return
+    fresh = [r for r in outcome.relations if (r.src, r.dst, r.type) not in existing]
+    res.skipped += len(outcome.relations) - len(fresh)
+    if fresh:
+        writer.rels(fresh)
+        existing.update((r.src, r.dst, r.type) for r in fresh)
+        res.created += len(fresh)
+
+
 def ingest_relations_only(services: Services, path: Path, options: IngestOptions,
                           progress: Progress | None = None) -> RelationsOnlyResult:
     """Add LLM REL edges for the new chunks of one source file (``path`` must equal ``Chunk.source``)."""
@@ -70,22 +87,17 @@ def ingest_relations_only(services: Services, path: Path, options: IngestOptions
     emit({"stage": "relation_incremental_start", "old": res.old, "new": res.new, "window": window,
           "pairs": len(pairs)})
     existing = writer.existing_rels(pairs)
-    for n, (a, b) in enumerate(pairs, 1):
-        outcome = label_pair(llm, a, text[a], b, text[b], truncate, options.rel_temperature)
-        if outcome.error:
-            res.errors += 1
-            res.skipped += 1
-            emit({"stage": "relation_incremental_warn", "pair": f"{a}::{b}", "error": outcome.error})
-        else:
-            fresh = [r for r in outcome.relations if (r.src, r.dst, r.type) not in existing]
-            res.skipped += len(outcome.relations) - len(fresh)
-            if fresh:
-                writer.rels(fresh)
-                existing.update((r.src, r.dst, r.type) for r in fresh)
-                res.created += len(fresh)
-        if n % 10 == 0 or n == len(pairs):
-            emit({"stage": "relation_incremental_progress", "processed": n, "total": len(pairs),
-                  "created": res.created, "skipped": res.skipped})
+    work = LLMIngest(services, llm, "heuristic", False, emit)  # cached, llm_parallel pairs at a time
+    try:
+        labelled = work.label_pairs([(a, text[a], b, text[b]) for a, b in pairs], truncate,
+                                    options.rel_temperature)
+        for n, (a, b, outcome) in enumerate(labelled, 1):
+            _apply(writer, res, existing, a, b, outcome, emit)
+            if n % 10 == 0 or n == len(pairs):
+                emit({"stage": "relation_incremental_progress", "processed": n, "total": len(pairs),
+                      "created": res.created, "skipped": res.skipped})
+    finally:
+        work.close()
     emit({"stage": "relation_incremental_done", "created": res.created, "skipped": res.skipped,
           "pairs": res.pairs, "old": res.old, "new": res.new})
     res.elapsed_sec = time.perf_counter() - started

@@ -9,6 +9,7 @@ from app.store.base import GraphStore
 from ingest.chunk import ChunkRec
 from ingest.cooccur import cooccur_rows
 from ingest.entities import Mention
+from ingest.llm_entity_relations import EntityRelation
 from ingest.llm_relations import TypedRelation
 from ingest.load import SourceDoc
 
@@ -83,7 +84,28 @@ class GraphWriter:
         return out
 
     def clear_mentions(self, chunk_ids: Sequence[str]) -> None:
+        self.release_entity_rels(chunk_ids)  # found through MENTIONS: before they go
         self._rows("ingest_mentions_clear", ({"id": c} for c in chunk_ids))
+
+    def entity_types(self, types: dict[str, str]) -> None:
+        """Set ``Entity.type`` (entity key -> a configured type) for LLM-typed entities."""
+        self._rows("ingest_entity_types", ({"id": k, "type": t} for k, t in sorted(types.items())))
+
+    def entity_rels(self, relations: Sequence[EntityRelation]) -> int:
+        """Entity REL edges with the chunks that support them (one row per edge); returns edges written."""
+        grouped: dict[tuple[str, str, str], list[str]] = {}
+        for r in relations:
+            chunks = grouped.setdefault((r.source, r.target, r.type), [])
+            if r.chunk not in chunks:
+                chunks.append(r.chunk)
+        rows = [{"a": a, "b": b, "type": t, "chunks": c} for (a, b, t), c in grouped.items()]
+        self._rows("ingest_entity_rel_set", rows)
+        return len(rows)
+
+    def release_entity_rels(self, chunk_ids: Sequence[str]) -> None:
+        """Remove chunks from entity REL provenance (deleting edges left without support)."""
+        self._rows("ingest_entity_rel_release", ({"id": c} for c in chunk_ids))
+        self._rows("ingest_entity_rel_prune", ({"id": c} for c in chunk_ids))
 
     # -- scans and deletion ----------------------------------------------------
     def source_chunks(self, source: str) -> list[Row]:
@@ -96,6 +118,7 @@ class GraphWriter:
         return [r["source"] for r in self.store.run("ingest_sources_under", {"prefix": prefix})]
 
     def delete_chunks(self, chunk_ids: Sequence[str], doc_ids: Iterable[str]) -> None:
+        self.release_entity_rels(chunk_ids)
         self._rows("ingest_chunk_delete", ({"id": c} for c in chunk_ids))
         self._rows("ingest_document_prune", ({"id": d} for d in set(doc_ids)))
 

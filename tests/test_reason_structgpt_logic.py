@@ -128,8 +128,10 @@ def test_malformed_choice_falls_back_to_bm25_and_depth_limit_stops() -> None:
     # BM25 fallback picked one relation per entity; nothing in the replies named one.
     assert all(len(s["relations_chosen"]) == 1 for s in res.steps)
     assert all("(inverse)" not in r for s in res.steps for r in s["relations_offered"])
-    # two hops, each with a choice + an answer-or-continue call, then a forced answer and the filter pass
-    assert len(res.steps) >= 2 and res.llm_calls == len(res.steps) + 2 + 2
+    # two hops, each with a choice, its retry (the reply named no relation) and an answer-or-continue call,
+    # then a forced answer and the filter pass
+    assert len(res.steps) >= 2 and res.llm_calls == 2 * len(res.steps) + len(res.steps) + 2
+    assert all(s["chosen_by"] == "bm25_fallback" for s in res.steps)
     assert "Final Answer" in prompt(bodies[-2]) and "List the triples" in prompt(bodies[-1])
     assert res.answer == "I do not know which one."
     assert res.triples  # filter reply unparseable -> all retrieved triples kept

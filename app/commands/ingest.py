@@ -87,6 +87,13 @@ def register(cli: typer.Typer) -> None:
                     elif stage in ("relation_extraction", "relation_incremental_progress"):
                         cur = ev.get("current", ev.get("processed", 0))
                         bar.update(task("relations", ev["total"]), completed=cur, total=max(ev["total"], 1))
+                    elif stage == "llm_extraction":  # one event per chunk the LLM worked on (or cached)
+                        t = task("llm chunks", ev["total"])
+                        bar.update(t, completed=ev["current"], total=max(ev["total"], 1))
+                        speed = bar.tasks[t].speed
+                        bar.update(t, rate=f"{speed:.2f} chunks/s" if speed else "")
+                    elif stage == "llm_warn":
+                        console.print(f"[yellow]LLM[/] {ev['detail']}")
                     elif stage == "file_error":
                         console.print(f"[yellow]skipped[/] {ev['file']}: {ev['error']}")
                     elif stage in ("relation_warn", "relation_incremental_warn"):

@@ -36,17 +36,23 @@ def worker_environment(settings: Settings) -> dict[str, str]:
 
 def serve_workers(settings: Settings) -> None:
     """Serve the API from ``settings.api_workers`` processes; each builds its own services (store
-    connection, embedder, KG cache). The embedded FalkorDB is started here once and reused by them."""
+    connection, embedder, KG cache). The embedded FalkorDB and, with ``NEORAG_LLM_BASE_URL=local``, the
+    local model server are started here once and reused by them."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from app.services.local_llm import release, share_with_workers
+
     os.environ.update(worker_environment(settings))
     server = embedded_server(settings).start() if settings.backend == "embedded" else None
+    model = share_with_workers(settings, os.environ)
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
                                 port=settings.api_port, workers=settings.api_workers, log_level="info",
                                 access_log=settings.api_access_log)
         Multiprocess(config, sockets=[tcp_socket(settings.api_host, settings.api_port)]).run()
     finally:
+        if model is not None:
+            release(model)
         if server is not None and server.started_here:
             embedded_server(settings).stop()

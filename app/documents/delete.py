@@ -2,7 +2,8 @@
 ingested.
 
 Order: the file's chunks are removed with all their edges (MENTIONS, NEXT, HAS_CHUNK, RELATES_TO, REL:
-RELATES_TO and REL only ever join chunks of one file), then its Documents; then, for every entity its
+RELATES_TO and chunk REL only ever join chunks of one file; entity REL edges drop the chunks from their
+provenance, see ``GraphWriter.delete_chunks``), then its Documents; then, for every entity its
 chunks mentioned, ``freq`` is recomputed, entities no chunk mentions any more are deleted, name and
 aliases are recomputed from the remaining mentions, and CO_OCCURS counts are rebuilt (an edge whose
 count falls to zero disappears); finally the Source, the uploaded file (if it was an upload), and the

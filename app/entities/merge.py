@@ -13,8 +13,11 @@ merged entity is deleted last):
 5. ``freq`` is recomputed and the merged entity (no mentions left) is deleted;
 6. the answer cache and the in-process BM25 index (chunk degrees) are told the graph changed.
 
-REL edges join chunks, not entities, so a merge leaves them as they are. Merging a key that already
-redirects to the target is a no-op (200); into itself 422; unknown 404; already merged elsewhere 409.
+Chunk REL edges join chunks and stay; entity REL edges (LLM relations, issue 15) of a merged entity are
+re-made on the survivor with their chunk provenance (a relation between two merged entities, or with the
+survivor, would be a self-relation and is dropped) before step 5 deletes the merged entity with its edges.
+Merging a key that already redirects to the target is a no-op (200); into itself 422; unknown 404; already
+merged elsewhere 409.
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ def merge(services: Services, target_value: Any, source_values: Any) -> dict[str
     """Merge the sources into the target; returns ``{target, merged, already_merged, counts}``."""
     target, todo, done = plan(services, target_value, source_values)
     tid = str(target["id"])
-    counts: dict[str, int] = {"mentions_moved": 0, "cooccur_edges": 0, "relates_to_edges": 0}
+    counts: dict[str, int] = {"mentions_moved": 0, "cooccur_edges": 0, "relates_to_edges": 0,
+                              "entity_rel_edges": 0}
     if todo:
         counts = _apply(services, tid, todo)
         from ingest.pipeline import notify_listeners
@@ -124,6 +128,7 @@ def _apply(services: Services, tid: str, keys: list[str]) -> dict[str, int]:
                 aliases.append(form)
     store.run("entity_set_aliases", {"rows": [{"id": tid, "aliases": aliases}]})
     moved = store.run("entity_merge_mentions", {"rows": rows})
+    entity_rels = _move_entity_rels(services, tid, keys)
     affected = {str(r["id"]) for r in store.run("entity_comentioned", {"ids": [tid]})} | {tid, *keys}
     cooccur = writer.rebuild_cooccurs(s.ingest_cooccur_top_k, s.ingest_cooccur_min_count)  # whole graph
     relates = 0
@@ -138,4 +143,21 @@ def _apply(services: Services, tid: str, keys: list[str]) -> dict[str, int]:
         "mentions_moved": int(moved[0]["moved"]) if moved else 0,
         "cooccur_edges": cooccur,
         "relates_to_edges": relates,
+        "entity_rel_edges": entity_rels,
     }
+
+
+def _move_entity_rels(services: Services, tid: str, keys: list[str]) -> int:
+    """Re-make the merged entities' entity REL edges on the survivor; returns the edges written."""
+    moved = dict.fromkeys(keys, tid)
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for r in services.store.run("entity_rels_touching", {"ids": keys}):
+        a, b = moved.get(str(r["a"]), str(r["a"])), moved.get(str(r["b"]), str(r["b"]))
+        if a == b:
+            continue
+        chunks = rows.setdefault((a, b, str(r["type"])), [])
+        chunks.extend(c for c in (r.get("chunks") or []) if c not in chunks)
+    out = [{"a": a, "b": b, "type": t, "chunks": c} for (a, b, t), c in sorted(rows.items())]
+    if out:
+        services.store.run("ingest_entity_rel_set", {"rows": out})
+    return len(out)

@@ -15,8 +15,11 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from app.reasoning import corag_prompts as prompts
 from app.services.llm import LLMClient, Usage
+from app.services.structured import ask
 
 Decode = Literal["greedy", "best_of_n", "tree_search"]
 _PREFIX = re.compile(
@@ -97,6 +100,18 @@ def clean_subquery(reply: str) -> str:
     return ""
 
 
+class SubQuery(BaseModel):
+    """The sub-query reply: ``{"subquery": "<one simple question>"}``."""
+
+    model_config = ConfigDict(extra="forbid")
+    subquery: str = Field(min_length=1, max_length=300)
+
+
+def _legacy_subquery(reply: str) -> Any:
+    sub = clean_subquery(reply)
+    return {"subquery": sub} if sub else None
+
+
 def clean_answer(reply: str) -> str:
     """The reply without 'Final Answer:'-style prefixes, whitespace collapsed."""
     return " ".join(_ANSWER_PREFIX.sub("", reply.strip()).split())
@@ -150,10 +165,18 @@ class CoRAGAgent:
         seen = {q.lower() for q in (*path.subqueries, *avoid)}
         temp = temperature
         for _ in range(1 + self.cfg.max_resample):
-            text = self._chat(
-                prompts.subquery(question, path.subqueries, path.subanswers, self.cfg.task_desc), temp
-            ).text
-            sub = clean_subquery(text)
+            res = ask(
+                self.llm,
+                [{"role": "user", "content": prompts.subquery(
+                    question, path.subqueries, path.subanswers, self.cfg.task_desc)}],
+                SubQuery,
+                task="corag_subquery",
+                max_tokens=128,
+                temperature=temp,
+                usage=self.usage,
+                legacy=_legacy_subquery,
+            )
+            sub = clean_subquery(res.value.subquery) if res.value is not None else ""
             if sub and sub.lower() not in seen:
                 return sub
             temp = self.cfg.temperature

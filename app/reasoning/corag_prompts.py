@@ -25,7 +25,8 @@ def subquery(query: str, subqueries: list[str], subanswers: list[str], task_desc
         f"## Task description\n{task_desc}\n\n"
         f"## Main query to answer\n{query}\n\n"
         "Respond with a simple follow-up question that will help answer the main query, do not explain "
-        "yourself or output anything else."
+        'yourself or output anything else. Answer with JSON only, the follow-up question as the value of '
+        '"subquery".'
     )
 
 

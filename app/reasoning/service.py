@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.errors import LLMUnavailable
 from app.reasoning.adapters import StoreEvidenceBackend, StoreKGView, passage_retriever, pick_dataset
+from app.reasoning.convinse_sr import structured_representation
 from app.reasoning.corag import CoRAGAgent, CoRAGConfig, CoRAGResult
 from app.reasoning.evidence import retrieve_evidences
 from app.reasoning.structgpt import StructGPTConfig, StructGPTReasoner, StructGPTResult
@@ -58,10 +60,18 @@ def corag(services: Services, llm: LLMClient, params: dict[str, Any]) -> dict[st
 
 
 def evidence(services: Services, params: dict[str, Any]) -> dict[str, Any]:
-    """POST /evidence body -> ``{evidences, scores, linked_entities}`` (evidences in CONVINSE's format)."""
-    query = (params.get("structured_representation") or "").strip() or str(
-        params.get("question") or ""
-    ).strip()
+    """POST /evidence body -> ``{evidences, scores, linked_entities}`` (evidences in CONVINSE's format).
+
+    With a ``history`` (and no ``structured_representation``) the LLM, when configured, first writes
+    CONVINSE's structured representation of the question; it is returned as ``structured_representation``.
+    """
+    question = str(params.get("question") or "").strip()
+    query = (params.get("structured_representation") or "").strip() or question
+    extra: dict[str, Any] = {}
+    history = params.get("history") or []
+    if history and not (params.get("structured_representation") or "").strip():
+        extra = _sr_query(services, question, history)
+        query = extra.pop("_query", query)
     backend = StoreEvidenceBackend(services, params.get("dataset"), params.get("sample_id"))
     ranked = retrieve_evidences(
         backend, query, params.get("sources") or ["kb", "text"], int(params.get("max_evidences") or 100)
@@ -71,4 +81,19 @@ def evidence(services: Services, params: dict[str, Any]) -> dict[str, Any]:
         "evidences": [ev for ev, _ in ranked],
         "scores": [round(s, 6) for _, s in ranked],
         "linked_entities": list(backend._owner),
+        **extra,
     }
+
+
+def _sr_query(services: Services, question: str, history: list[dict[str, str]]) -> dict[str, Any]:
+    """``{"_query", "structured_representation"}``, or ``{"warnings"}`` when no SR could be made."""
+    if services.llm is None:
+        return {"warnings": [{"type": "no_llm", "detail": "history ignored: no LLM to write the structured "
+                                                          "representation (NEORAG_LLM_BASE_URL)"}]}
+    try:
+        sr, why = structured_representation(services.llm, question, history)
+    except LLMUnavailable as exc:
+        sr, why = None, str(exc)
+    if sr is None:
+        return {"warnings": [{"type": "sr_failed", "detail": f"question used as is: {why}"}]}
+    return {"_query": sr.query(), "structured_representation": sr.model_dump()}

@@ -10,11 +10,15 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import lru_cache
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.reasoning import structgpt_prompts as prompts
 from app.reasoning.text import bm25_rank, squash
 from app.services.llm import LLMClient, Usage
+from app.services.structured import ask
 
 Triple = tuple[str, str, str]
 INVERSE = " (inverse)"
@@ -119,6 +123,18 @@ def parse_choice(reply: str, offered: list[tuple[str, str]], width: int) -> list
     return chosen[:width]
 
 
+@lru_cache(maxsize=256)
+def choice_model(labels: tuple[str, ...], width: int) -> type[BaseModel]:
+    """The relation-choice reply: 1..width of the offered relation labels (an enum)."""
+    label_enum = Literal.__getitem__(labels)  # type: ignore[attr-defined]
+
+    class RelationChoice(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        relations: list[label_enum] = Field(min_length=1, max_length=width)  # type: ignore[valid-type]
+
+    return RelationChoice
+
+
 def parse_final(reply: str) -> str | None:
     """The answer after 'Final Answer:', or None when the model wants to continue."""
     m = _FINAL.search(reply)
@@ -161,15 +177,26 @@ class StructGPTReasoner:
 
     def _choose(
         self, question: str, entity: str, offered: list[tuple[str, str]], history: list[str]
-    ) -> list[tuple[str, str]]:
+    ) -> tuple[list[tuple[str, str]], str]:
+        """The relations to follow and who chose them: ``llm``, or ``bm25_fallback`` when the reply (and its
+        one retry) named none of the offered relations."""
         labels = [label(r, d) for r, d in offered]
-        reply = self._ask(prompts.choose_relations(question, entity, labels, history, self.cfg.width))
-        chosen = parse_choice(reply, offered, self.cfg.width)
-        if chosen:
-            return chosen
+        by_label = dict(zip(labels, offered, strict=True))
+        width = self.cfg.width
+
+        def legacy(reply: str) -> Any:  # the original plain-text format: "rel; rel (inverse)"
+            return {"relations": [label(*p) for p in parse_choice(reply, offered, width)]}
+
+        ask_for = prompts.choose_relations(question, entity, labels, history, width)
+        messages = [{"role": "system", "content": prompts.SYSTEM}, {"role": "user", "content": ask_for}]
+        res = ask(self.llm, messages, choice_model(tuple(labels), width), task="structgpt_relations",
+                  max_tokens=256, temperature=0.0, usage=self.usage, legacy=legacy)
+        if res.value is not None:
+            chosen = list(dict.fromkeys(by_label[x] for x in res.value.relations))  # type: ignore[attr-defined]
+            return chosen[:width], "llm"
         # The reply named no offered relation: fall back to the BM25-ranked relations vs the question.
         ranked = bm25_rank(question, labels)
-        return [offered[i] for i, _ in ranked[: max(1, self.cfg.fallback_relations)]]
+        return [offered[i] for i, _ in ranked[: max(1, self.cfg.fallback_relations)]], "bm25_fallback"
 
     def _fetch(self, entity: str, chosen: list[tuple[str, str]]) -> list[Triple]:
         def one(pair: tuple[str, str]) -> list[Triple]:
@@ -197,7 +224,7 @@ class StructGPTReasoner:
                 offered = self._offered(entity, visited)
                 if not offered:
                     continue
-                chosen = self._choose(question, entity, offered, history)
+                chosen, chooser = self._choose(question, entity, offered, history)
                 visited.update((entity, r, d) for r, d in chosen)
                 found = [t for t in self._fetch(entity, chosen) if t not in seen]
                 seen.update(found)
@@ -208,6 +235,7 @@ class StructGPTReasoner:
                         "entity": entity,
                         "relations_offered": [label(r, d) for r, d in offered],
                         "relations_chosen": [label(r, d) for r, d in chosen],
+                        "chosen_by": chooser,
                         "triples": [list(t) for t in found],
                     }
                 )

@@ -16,7 +16,7 @@ def choose_relations(question: str, entity: str, relations: list[str], history: 
         f"Candidate relations of {entity} (a relation marked (inverse) is followed against its direction): "
         f"{rels}\n"
         f"Choose at most {width} of the candidate relations that are most useful to answer the question. "
-        "Reply with the chosen relations only, copied exactly, separated by '; '."
+        "Reply with JSON only, the chosen relations copied exactly as the list \"relations\"."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ from typing import Any
 from app.core.errors import LLMUnavailable
 from app.documents.locations import add_locations, trailer_fields
 from app.retrieval import answer as ans
+from app.retrieval import citations
 from app.retrieval.answer import ContextItem
 from app.retrieval.hybrid import RetrievalResult, options_from_settings, retrieve
 from app.retrieval.rewrite import rewrite_question
@@ -154,6 +156,14 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
         )
     if mode == "extractive":
         text = ans.extractive_answer(prep.search_question, prep.sources)
+    text, removed = citations.keep_valid(text, _ranks(prep.sources))
+    if removed:
+        prep.warnings.append(citations.invalid_warning(removed))
+    if mode == "llm" and services.settings.query_cite_uncited:
+        attributor = citations.Attributor(prep.sources)
+        text = attributor.text(text)
+        if attributor.added:
+            prep.warnings.append(citations.added_warning(attributor.added))
     body: dict[str, Any] = {
         "question": req.question,
         "answer": text,
@@ -200,13 +210,14 @@ def stream_query(services: Services, req: QueryRequest,
         on_prepared(prep)
     if services.llm is None or not prep.sources:
         return "extractive", _extractive_stream(prep)
-    deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history))
+    deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history),
+                                 max_tokens=services.settings.query_answer_max_tokens)
     try:
         first = next(deltas, "")
     except LLMUnavailable as exc:
         log.warning("LLM failed before its first token, extractive answer: %s", exc)
         return "extractive", _extractive_stream(prep)
-    return "llm", _llm_stream(first, deltas, prep.sources)
+    return "llm", _llm_stream(first, deltas, prep.sources, services.settings.query_cite_uncited)
 
 
 def _extractive_stream(prep: Prepared) -> Iterator[str]:
@@ -214,11 +225,16 @@ def _extractive_stream(prep: Prepared) -> Iterator[str]:
     yield trailer(prep.sources)
 
 
-def _llm_stream(first: str, deltas: Iterator[str], sources: list[dict[str, Any]]) -> Iterator[str]:
-    if first:
-        yield first
+def _ranks(sources: list[dict[str, Any]]) -> set[int]:
+    return {int(s["rank"]) for s in sources if s.get("rank")}
+
+
+def _llm_stream(first: str, deltas: Iterator[str], sources: list[dict[str, Any]],
+                cite_uncited: bool = True) -> Iterator[str]:
+    removed: list[str] = []  # markers citing no returned source are dropped from the stream
+    text = citations.filter_stream(itertools.chain([first], deltas), _ranks(sources), removed)
     try:
-        yield from deltas
+        yield from citations.Attributor(sources).stream(text) if cite_uncited else text
     except LLMUnavailable as exc:
         yield f"\n[ERROR] {exc}\n"
     except Exception as exc:  # noqa: BLE001 - a stream reports, it cannot change its status any more

@@ -11,6 +11,8 @@ from app.core.config import Settings
 from app.core.errors import NeoRAGError
 from app.services.embedder import Embedder, shared_embedder
 from app.services.llm import LLMClient
+from app.services.local_llm import LocalLLM, llm_for
+from app.services.local_llm import release as release_local_llm
 from app.store.base import GraphStore
 from app.store.embedded import ServerInfo
 from app.store.factory import embedded_server, make_store
@@ -29,10 +31,14 @@ class Services:
     server: ServerInfo | None = None
     schema_error: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    local_llm: LocalLLM | None = None  # the supervised model server when NEORAG_LLM_BASE_URL=local
 
     def close(self) -> None:
         """Close connections; stop the embedded server only if this process started it."""
         self.store.close()
+        if self.local_llm is not None:
+            release_local_llm(self.local_llm)
+            self.local_llm = None
         if self.server is not None and self.server.started_here:
             embedded_server(self.settings).stop()
 
@@ -42,11 +48,17 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     # the embedder first: a missing model fails before any server is started (and left running)
     embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
                                settings.embedding_batch_size)
+    llm, local = llm_for(settings)  # NEORAG_LLM_BASE_URL=local starts the model server here
     server = None
-    if settings.backend == "embedded" and start_embedded:
-        server = embedded_server(settings).start()
-    store = make_store(settings, server)
-    services = Services(settings, store, embedder, LLMClient.from_settings(settings), server)
+    try:
+        if settings.backend == "embedded" and start_embedded:
+            server = embedded_server(settings).start()
+        store = make_store(settings, server)
+    except BaseException:
+        if local is not None:
+            release_local_llm(local)
+        raise
+    services = Services(settings, store, embedder, llm, server, local_llm=local)
     try:
         store.bootstrap(embedder.dimension)
     except NeoRAGError as exc:  # the app still starts; /health and /diagnostics say why

@@ -7,6 +7,7 @@ from typing import Any
 from app import API_VERSION
 from app.core.errors import NeoRAGError
 from app.services.container import Services
+from app.services.structured import endpoint_mode_known
 from app.store.schema import list_indexes
 
 
@@ -37,6 +38,22 @@ def _store_hint(services: Services) -> str:
     return "run `neorag db start` (or `neorag serve`, which starts the embedded FalkorDB)"
 
 
+def llm_report(services: Services) -> dict[str, Any]:
+    """The LLM section: endpoint, local model server (file, context, tokens/s), structured-output counts."""
+    llm, settings = services.llm, services.settings
+    out: dict[str, Any] = {"configured": llm is not None, "base_url": settings.llm_base_url,
+                           "model": llm.model if llm else None}
+    if llm is not None:
+        out["endpoint"] = llm.base_url
+        out["structured_output"] = {"setting": settings.llm_structured_output,
+                                    "mode": endpoint_mode_known(llm),
+                                    "replies": llm.structured_stats.as_dict()}
+        out["throughput"] = llm.throughput.as_dict()
+    if services.local_llm is not None:
+        out["local"] = services.local_llm.info()
+    return out
+
+
 def diagnostics_report(services: Services) -> dict[str, Any]:
     """Everything /diagnostics shows: store, indexes, embedder, counts, feature flags."""
     settings, store, embedder = services.settings, services.store, services.embedder
@@ -51,8 +68,7 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
                             else settings.neo4j_database)},
         "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
                       "cache_size": embedder.cache_size()},
-        "llm": {"configured": services.llm is not None, "base_url": settings.llm_base_url,
-                "model": settings.llm_model if services.llm else None},
+        "llm": llm_report(services),
         "schema_error": services.schema_error,
         "indexes": [],
         "vector_index": {"present": False, "dimension": None, "dimension_mismatch": False},

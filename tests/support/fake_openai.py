@@ -3,7 +3,7 @@
 Script it with a list of replies; each reply is consumed in order by
 ``/v1/chat/completions`` (streaming or not). A reply may be:
 - a string: the assistant's content;
-- ``{"content": str, "logprobs": [float, ...]}``;
+- ``{"content": str, "logprobs": [float, ...]}`` (optionally ``"finish_reason": "length"``, a cut-off reply);
 - ``{"status": 500}`` (an HTTP error) or ``{"sleep": seconds, ...}`` (a slow reply);
 - ``{"content": str, "fail_after_chunks": n, "fail_mode": "drop" | "malformed" | "error"}``: a stream
   that fails part-way: ``n`` deltas of the content are sent, then the connection drops in the middle of
@@ -12,6 +12,11 @@ Script it with a list of replies; each reply is consumed in order by
 - a callable ``(request_json) -> reply`` for replies that depend on the prompt.
 When the script runs out, ``default`` is used (or HTTP 500 if None).
 Every request body is recorded in ``requests``.
+
+Structured output like a real endpoint: ``response_formats`` lists the ``response_format`` types it accepts
+(default json_schema and json_object); a request with another type is refused with HTTP 400 (recorded in
+``refused``, no reply consumed). NeoRAG's one-off probe (app/services/structured.py) is answered
+``{"ok": true}`` when accepted, recorded in ``probes`` and never consumes a scripted reply.
 """
 
 from __future__ import annotations
@@ -23,16 +28,22 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from app.services.structured import PROBE_SYSTEM
+
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], Any]
 
 
 class ScriptedOpenAI:
     """Start with ``with ScriptedOpenAI([...]) as llm: llm.base_url``."""
 
-    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = "OK") -> None:
+    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = "OK",
+                 response_formats: tuple[str, ...] = ("json_schema", "json_object")) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.default = default
+        self.response_formats = response_formats
         self.requests: list[dict[str, Any]] = []
+        self.probes: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -94,6 +105,19 @@ class ScriptedOpenAI:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._json(404, {"error": {"message": "not found"}})
                     return
+                kind = (body.get("response_format") or {}).get("type", "text")
+                if kind != "text" and kind not in outer.response_formats:
+                    with outer._lock:
+                        outer.refused.append(body)
+                    self._json(400, {"error": {"message": f"response_format {kind} is not supported",
+                                               "type": "invalid_request_error"}})
+                    return
+                messages = body.get("messages") or [{}]
+                if messages[0].get("content") == PROBE_SYSTEM:
+                    with outer._lock:
+                        outer.probes.append(body)
+                    self._json(200, _completion(body, '{"ok": true}', None))
+                    return
                 reply = outer._next(body)
                 if reply is None or reply.get("status", 200) >= 400:
                     status = 500 if reply is None else int(reply["status"])
@@ -108,7 +132,8 @@ class ScriptedOpenAI:
                 elif body.get("stream"):
                     self._stream(content)
                 else:
-                    self._json(200, _completion(body, content, reply.get("logprobs")))
+                    self._json(200, _completion(body, content, reply.get("logprobs"),
+                                                str(reply.get("finish_reason", "stop"))))
 
             def _stream(self, content: str) -> None:
                 self.send_response(200)
@@ -159,10 +184,11 @@ class ScriptedOpenAI:
         return Handler
 
 
-def _completion(body: dict[str, Any], content: str, logprobs: list[float] | None) -> dict[str, Any]:
+def _completion(body: dict[str, Any], content: str, logprobs: list[float] | None,
+                finish_reason: str = "stop") -> dict[str, Any]:
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content},
-                              "finish_reason": "stop"}
+                              "finish_reason": finish_reason}
     if logprobs is not None:
         choice["logprobs"] = {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
                                           for i, lp in enumerate(logprobs)]}

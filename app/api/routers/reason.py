@@ -84,6 +84,13 @@ class CoRAGRequest(StrictBody):
         return _not_blank(v, "question") or v
 
 
+class Turn(StrictBody):
+    """One earlier turn of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=4000, pattern=TEXT_PATTERN)
+
+
 class EvidenceRequest(StrictBody):
     """CONVINSE evidences for a question (or its structured representation)."""
 
@@ -92,6 +99,9 @@ class EvidenceRequest(StrictBody):
 
     question: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
     structured_representation: str | None = Field(None, max_length=4000, pattern=TEXT_PATTERN)
+    history: list[Turn] = Field(
+        [], max_length=20, description="Earlier turns: the LLM (when configured) writes the question's "
+        "structured representation from them (CONVINSE).")
     sources: list[Literal["kb", "text"]] = Field(["kb", "text"], min_length=1)
     max_evidences: int = Field(100, ge=1, le=1000)
     dataset: str | None = Field(None, min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)
