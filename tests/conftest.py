@@ -22,6 +22,8 @@ Writing a test that runs on both backends
   module fixture that takes ``request`` and ``backend``; ``build()`` fills it (again when needed).
 - Only one graph exists at a time on Neo4j: to compare with a clean rebuild, take the counts first, then
   build the second graph (``backend.claim(other_graph)``).
+- A test that needs no index at all yet (e.g. it makes one of another dimension): mark it
+  ``@pytest.mark.pristine_schema``.
 - Ad-hoc assertions read with ``tests.support.ingest_graph.q(store, cypher)`` (plain Cypher both run).
 - A test that only makes sense on FalkorDB: ``@pytest.mark.backends("falkordb")`` (say why).
 """
@@ -45,8 +47,8 @@ from app.core.config import Settings  # noqa: E402
 from app.core.errors import NeoRAGError  # noqa: E402
 from app.store.base import GraphStore  # noqa: E402
 from app.store.embedded import EmbeddedServer, ServerInfo, free_port  # noqa: E402
-from app.store.neo4j_server import Neo4jInfo, Neo4jServer  # noqa: E402
 from app.store.neo4j_runtime import Neo4jRuntime  # noqa: E402
+from app.store.neo4j_server import Neo4jInfo, Neo4jServer  # noqa: E402
 from tests.support.backends import NEO4J_TEST_PASSWORD, Backend, FalkorBackend, Neo4jBackend  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -58,6 +60,8 @@ TEST_NEO4J_HEAP, TEST_NEO4J_PAGECACHE = "768m", "256m"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "backends(*names): run this test only on these backends "
                                        "(falkordb, neo4j); default both")
+    config.addinivalue_line("markers", "pristine_schema: the test's Neo4j database starts without any "
+                                       "index or constraint (as a fresh FalkorDB graph does)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -141,9 +145,11 @@ def graph_name() -> str:
 
 
 @pytest.fixture
-def settings(backend: Backend, graph_name: str) -> Settings:
-    """Settings on this test's backend and its own empty graph (no LLM)."""
-    backend.claim(graph_name)
+def settings(request: pytest.FixtureRequest, backend: Backend, graph_name: str) -> Settings:
+    """Settings on this test's backend and its own empty graph (no LLM). On Neo4j the standard indexes
+    may remain from an earlier test (bootstrap is idempotent); ``@pytest.mark.pristine_schema`` drops
+    them too (a test that makes an index of another dimension, or checks what bootstrap creates)."""
+    backend.claim(graph_name, pristine=request.node.get_closest_marker("pristine_schema") is not None)
     return backend.settings(graph_name)
 
 

@@ -166,6 +166,9 @@ class Settings(BaseSettings):
         None, description="Java 17/21 binary for `neorag neo4j` (unset: $JAVA_HOME/bin/java, else PATH).")
     neo4j_start_timeout_s: float = Field(
         180.0, gt=0, description="How long `neorag neo4j start` waits for Bolt to accept a login.")
+    neo4j_max_retry_s: float = Field(
+        1.0, ge=0, description="How long a Neo4j transaction is retried on transient failures (deadlock, "
+        "leader switch, lost connection) before the request fails (503); raise it for clusters / AuraDB.")
 
     @field_validator("backend")
     @classmethod

@@ -200,11 +200,12 @@ class Neo4jRuntime:
         if not Path(javac).exists():
             javac = shutil.which("javac") or ""
         if not javac:
-            raise ConfigError("javac is missing", "NeoRAG compiles its Neo4j launcher once (a JDK, not a JRE)",
-                              APT_HINT)
+            raise ConfigError("javac is missing",
+                              "NeoRAG compiles its Neo4j launcher once (a JDK, not a JRE)", APT_HINT)
         self.launcher.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([javac, "--release", "17", "-d", str(self.launcher), "-cp", str(self.lib / "*"),
-                               str(LAUNCHER_SOURCE)], capture_output=True, text=True)
+        cmd = [javac, "--release", "17", "-d", str(self.launcher), "-cp", str(self.lib / "*"),
+               str(LAUNCHER_SOURCE)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise ConfigError("the Neo4j launcher did not compile", proc.stderr.strip()[:300],
                               f"use a Java 17 or 21 JDK; delete {self.home} to resolve again")

@@ -51,6 +51,7 @@ class Neo4jStore(GraphStore):
         database: str = "neo4j",
         batch_size: int = 2000,
         timeout_s: float = 30.0,
+        max_retry_s: float = 1.0,
     ) -> None:
         super().__init__(library, batch_size)
         self.uri, self.database = uri, database
@@ -62,7 +63,7 @@ class Neo4jStore(GraphStore):
                 max_connection_pool_size=50,
                 connection_acquisition_timeout=timeout_s,
                 connection_timeout=min(timeout_s, 5.0),
-                max_transaction_retry_time=timeout_s,
+                max_transaction_retry_time=max_retry_s,
             )
         except ValueError as exc:
             raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),

@@ -91,8 +91,11 @@ class Backend:
         return self._shared.get((module, fixture))
 
     @contextmanager
-    def stoppable(self, tmp_path: Path, graph: str | None = None) -> Iterator[tuple[Switch, Settings]]:
-        """Settings on a store this test may take down (``switch.stop()``) and bring back (``start()``)."""
+    def stoppable(self, tmp_path: Path, settings: Settings | None = None, keep_data: bool = False,
+                  pristine: bool = False) -> Iterator[tuple[Switch, Settings]]:
+        """``settings`` (default: a fresh graph's) moved onto a store this test may take down
+        (``switch.stop()``) and bring back (``switch.start()``). ``keep_data``: Neo4j keeps what the
+        database holds (an outage test of a module's shared graph); ``pristine``: no schema either."""
         raise NotImplementedError
         yield  # pragma: no cover
 
@@ -107,8 +110,9 @@ class FalkorBackend(Backend):
         self.server = server
 
     def settings(self, graph: str | None = None, **update: Any) -> Settings:
-        base = Settings(backend="embedded", falkor_data_dir=self.server.data_dir, falkor_port=self.server.port,
-                        graph_name=graph or f"t_{uuid.uuid4().hex[:12]}", llm_base_url=None)
+        base = Settings(backend="embedded", falkor_data_dir=self.server.data_dir,
+                        falkor_port=self.server.port, graph_name=graph or f"t_{uuid.uuid4().hex[:12]}",
+                        llm_base_url=None)
         return base.model_copy(update=update) if update else base
 
     def env(self, settings: Settings) -> dict[str, str]:
@@ -118,20 +122,23 @@ class FalkorBackend(Backend):
     def drop(self, graph: str) -> None:
         from app.store.falkor import FalkorStore
 
-        store = FalkorStore(CypherLibrary(Settings().cypher_dir, "falkordb"), "127.0.0.1", self.server.port, graph)
+        library = CypherLibrary(Settings().cypher_dir, "falkordb")
+        store = FalkorStore(library, "127.0.0.1", self.server.port, graph)
         try:
             store.drop_graph()
         finally:
             store.close()
 
     @contextmanager
-    def stoppable(self, tmp_path: Path, graph: str | None = None) -> Iterator[tuple[Switch, Settings]]:
+    def stoppable(self, tmp_path: Path, settings: Settings | None = None, keep_data: bool = False,
+                  pristine: bool = False) -> Iterator[tuple[Switch, Settings]]:
+        """A FalkorDB server of the test's own (empty)."""
         port = free_port()
         server = EmbeddedServer(tmp_path / "db", port=port)
         server.start()
+        base = settings or self.settings("g")
         try:
-            yield server, Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph or "g",
-                                   llm_base_url=None)
+            yield server, base.model_copy(update={"falkor_data_dir": tmp_path / "db", "falkor_port": port})
         finally:
             server.stop()
 
@@ -190,14 +197,16 @@ class Neo4jBackend(Backend):
         return self.standard_schema
 
     @contextmanager
-    def stoppable(self, tmp_path: Path, graph: str | None = None) -> Iterator[tuple[Switch, Settings]]:
+    def stoppable(self, tmp_path: Path, settings: Settings | None = None, keep_data: bool = False,
+                  pristine: bool = False) -> Iterator[tuple[Switch, Settings]]:
         """The session Neo4j behind a TCP proxy: stopping the proxy is the outage."""
-        graph = graph or f"t_{uuid.uuid4().hex[:12]}"
-        self.claim(graph)
+        base = settings or self.settings()
+        if not keep_data:
+            self.claim(base.graph_name, pristine=pristine)
         proxy = TcpProxy(self.info.host, self.info.bolt_port)
         proxy.start()
         try:
-            yield proxy, self.settings(graph, neo4j_uri=f"bolt://127.0.0.1:{proxy.port}")
+            yield proxy, base.model_copy(update={"neo4j_uri": f"bolt://127.0.0.1:{proxy.port}"})
         finally:
             proxy.stop()
 

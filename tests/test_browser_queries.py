@@ -1,0 +1,165 @@
+"""cypher/browser/*.cypher (ready-to-paste Neo4j Browser queries) on the session's real Neo4j.
+
+Each file is run twice on a fixture graph (an ingested corpus plus two KG datasets): as pasted (its
+``:param`` lines set null: the fallback) and with parameters naming one thing of the fixture graph; both
+must return nodes AND relationships, so Browser draws a graph.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pytest
+
+from app.core.config import REPO_ROOT, Settings
+from app.services.container import build_services
+from ingest.kg.loader import load_path
+from ingest.options import IngestOptions
+from ingest.pipeline import ingest_path
+from tests.support.backends import Backend
+from tests.support.ingest_graph import q
+from tests.support.kg import PQ, ROG
+
+pytestmark = pytest.mark.backends("neo4j")  # Neo4j Browser queries (Cypher 5 syntax: CALL () { }, COUNT { })
+
+BROWSER = REPO_ROOT / "cypher" / "browser"
+FILES = sorted(BROWSER.glob("*.cypher"))
+FIX = Path(__file__).parent / "fixtures" / "ingest"
+_PARAM = re.compile(r"^(//\s*)?:param\s+(\w+)\s*=>\s*(.+?);?\s*$")
+
+
+def parse(path: Path) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+    """(what it shows, the params as pasted, the example params of the comments, the Cypher itself)."""
+    pasted: dict[str, Any] = {}
+    examples: dict[str, Any] = {}
+    comments: list[str] = []
+    body: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = _PARAM.match(line.strip())
+        if match:
+            value = ast.literal_eval(match[3].replace("null", "None"))
+            (examples if match[1] else pasted)[match[2]] = value
+        elif line.startswith("//"):
+            comments.append(line[2:].strip())
+        elif line.strip():
+            body.append(line)
+    assert len(comments) == 1, f"{path.name}: one line saying what it shows, got {comments}"
+    return comments[0], pasted, examples, "\n".join(body)
+
+
+def graph_items(records: list[neo4j.Record]) -> tuple[set[str], set[str]]:
+    """Element ids of every node and relationship in the records (inside lists and paths too)."""
+    nodes: set[str] = set()
+    rels: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, neo4j.graph.Node):
+            nodes.add(value.element_id)
+        elif isinstance(value, neo4j.graph.Relationship):
+            rels.add(value.element_id)
+            walk(value.start_node)
+            walk(value.end_node)
+        elif isinstance(value, neo4j.graph.Path):
+            for item in (*value.nodes, *value.relationships):
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    for record in records:
+        walk(list(record.values()))
+    return nodes, rels
+
+
+@pytest.fixture(scope="module")
+def fixture_graph(request: pytest.FixtureRequest, backend: Backend,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, neo4j.Driver]]:
+    """A small corpus ingested (no LLM) and the webqsp + pq2h KG fixtures loaded, in one database."""
+    corpus = tmp_path_factory.mktemp("browser_corpus")
+    for name in ("notes.txt", "guide.md", "extra.jsonl"):
+        shutil.copy(FIX / name, corpus / name)
+    settings = backend.settings(f"t_browser_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
+    services = build_services(settings, start_embedded=False)
+
+    def build() -> None:
+        ingest_path(services, corpus, IngestOptions(llm_relations=False, checkpoint=False))
+        load_path(services.store, ROG, "webqsp")
+        load_path(services.store, PQ / "PQ-2H.txt", "pq2h")
+
+    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    try:
+        with backend.shared_graph(request, settings, build):
+            yield settings, driver
+    finally:
+        driver.close()
+        services.close()
+
+
+def run(driver: neo4j.Driver, cypher: str, params: dict[str, Any]) -> list[neo4j.Record]:
+    records, _, _ = driver.execute_query(cypher, params, routing_=neo4j.RoutingControl.READ)  # type: ignore[arg-type]
+    return records
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_file_shape_params_as_pasted_are_null(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("// :param "), f"{path.name} starts with its // :param lines"
+    what, pasted, examples, cypher = parse(path)
+    assert what and set(pasted) == set(examples), "every parameter has a :param line and an example"
+    assert all(v is None for v in pasted.values()), "as pasted, every parameter falls back (null)"
+    assert all(f"${name}" in cypher for name in pasted)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_runs_as_pasted_and_draws_a_graph(path: Path, fixture_graph: tuple[Settings, neo4j.Driver]) -> None:
+    _, pasted, _, cypher = parse(path)
+    nodes, rels = graph_items(run(fixture_graph[1], cypher, pasted))
+    assert nodes and rels, f"{path.name} as pasted: {len(nodes)} nodes, {len(rels)} relationships"
+
+
+def test_each_query_with_parameters(fixture_graph: tuple[Settings, neo4j.Driver], backend: Backend) -> None:
+    settings, driver = fixture_graph
+    store = backend.open_store(settings)
+    try:
+        doc = q(store, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WITH d, count(c) AS n ORDER BY n, d.id "
+                       "RETURN d.id AS id LIMIT 1")[0]["id"]  # the smallest document, not the fallback
+        chunks = [r["id"] for r in q(store, "MATCH (c:Chunk)-[:MENTIONS]->() RETURN DISTINCT c.id AS id "
+                                            "ORDER BY id LIMIT 2")]
+    finally:
+        store.close()
+    cases: dict[str, tuple[dict[str, Any], str]] = {
+        "schema_overview": ({"labels": ["KGSample", "KGEntity"]}, "KGSample"),
+        "document_chunks": ({"doc_id": doc}, doc),
+        "entity_neighbourhood": ({"entity": "Justin Bieber"}, "Justin Bieber"),
+        "evidence_subgraph": ({"chunk_ids": chunks}, chunks[0]),
+        "kg_sample": ({"dataset": "webqsp", "sample_id": "WebQTrn-1"}, "WebQTrn-1"),
+        "kg_action_path": ({"dataset": "pq2h", "sample_id": "PQ-2H-0", "entity": None, "relation": None},
+                           "PQ-2H-0"),
+    }
+    assert set(cases) == {p.stem for p in FILES}
+    for path in FILES:
+        params, expected = cases[path.stem]
+        records = run(driver, parse(path)[3], params)
+        nodes, rels = graph_items(records)
+        assert nodes and rels, path.name
+        assert expected in str([r.values() for r in records]), f"{path.name} shows {expected}"
+
+
+def test_kg_action_path_follows_one_relation(fixture_graph: tuple[Settings, neo4j.Driver]) -> None:
+    """What get_tail_entities(frederica..., spouse) walked in its PathQuestion sample: one fact edge."""
+    cypher = parse(BROWSER / "kg_action_path.cypher")[3]
+    sample = "PQ-2H-0"
+    records = run(fixture_graph[1], cypher, {"dataset": "pq2h", "sample_id": sample,
+                                             "entity": "frederica_of_mecklenburg-strelitz", "relation": "spouse"})
+    facts = {(p.start_node["name"], p.relationships[0]["relation"], p.end_node["name"])
+             for p in (r["p"] for r in records)}
+    assert facts and all(rel == "spouse" for _, rel, _ in facts)
+    assert any("frederica_of_mecklenburg-strelitz" in (h, t) for h, _, t in facts)
