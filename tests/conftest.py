@@ -53,8 +53,10 @@ from tests.support.backends import NEO4J_TEST_PASSWORD, Backend, FalkorBackend, 
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BACKENDS = ("falkordb", "neo4j")
-# The test Neo4j's JVM: small, the machine is shared (a 2-core CI runner runs the whole suite).
+# The test Neo4j's JVM: small, the machine is shared (a 2-core CI runner runs the whole suite); the C1
+# compiler only: about half the CPU to start, and the tests' small queries do not need C2's peak speed.
 TEST_NEO4J_HEAP, TEST_NEO4J_PAGECACHE = "768m", "256m"
+TEST_NEO4J_JVM_FLAGS = ("-XX:TieredStopAtLevel=1",)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -97,7 +99,8 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo
     settings = Settings()
     server = Neo4jServer(tmp_path_factory.mktemp("neo4j"), Neo4jRuntime(settings.neo4j_cache_dir,
                          java=settings.neo4j_java), bolt_port=free_port(), http_port=free_port(),
-                         password=NEO4J_TEST_PASSWORD, heap=TEST_NEO4J_HEAP, pagecache=TEST_NEO4J_PAGECACHE)
+                         password=NEO4J_TEST_PASSWORD, heap=TEST_NEO4J_HEAP, pagecache=TEST_NEO4J_PAGECACHE,
+                         jvm_flags=TEST_NEO4J_JVM_FLAGS)
     try:
         info = server.start(timeout_s=300)
     except NeoRAGError as exc:

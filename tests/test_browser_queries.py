@@ -94,7 +94,8 @@ def fixture_graph(request: pytest.FixtureRequest, backend: Backend,
         load_path(services.store, ROG, "webqsp")
         load_path(services.store, PQ / "PQ-2H.txt", "pq2h")
 
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    auth = (settings.neo4j_user, settings.neo4j_password)
+    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=auth)
     try:
         with backend.shared_graph(request, settings, build):
             yield settings, driver
@@ -156,9 +157,9 @@ def test_each_query_with_parameters(fixture_graph: tuple[Settings, neo4j.Driver]
 def test_kg_action_path_follows_one_relation(fixture_graph: tuple[Settings, neo4j.Driver]) -> None:
     """What get_tail_entities(frederica..., spouse) walked in its PathQuestion sample: one fact edge."""
     cypher = parse(BROWSER / "kg_action_path.cypher")[3]
-    sample = "PQ-2H-0"
-    records = run(fixture_graph[1], cypher, {"dataset": "pq2h", "sample_id": sample,
-                                             "entity": "frederica_of_mecklenburg-strelitz", "relation": "spouse"})
+    params = {"dataset": "pq2h", "sample_id": "PQ-2H-0", "entity": "frederica_of_mecklenburg-strelitz",
+              "relation": "spouse"}
+    records = run(fixture_graph[1], cypher, params)
     facts = {(p.start_node["name"], p.relationships[0]["relation"], p.end_node["name"])
              for p in (r["p"] for r in records)}
     assert facts and all(rel == "spouse" for _, rel, _ in facts)

@@ -71,11 +71,12 @@ class Neo4jServer:
 
     def __init__(self, data_dir: Path, runtime: Neo4jRuntime, bolt_port: int = 7687, http_port: int = 7474,
                  password: str = "neorag-password", heap: str = "1g", pagecache: str = "512m",
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", jvm_flags: tuple[str, ...] = ()) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.runtime = runtime
         self.bolt_port, self.http_port, self.host = bolt_port, http_port, host
         self.password, self.heap, self.pagecache = password, heap, pagecache
+        self.jvm_flags = jvm_flags  # e.g. tests: -XX:TieredStopAtLevel=1 (half the start-up CPU)
 
     @property
     def state_path(self) -> Path:
@@ -156,7 +157,7 @@ class Neo4jServer:
 
     def jvm_args(self) -> list[str]:
         """Heap and JVM flags (small heaps suit tests; see NEORAG_NEO4J_HEAP)."""
-        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS]
+        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS, *self.jvm_flags]
 
     def config_text(self) -> str:
         """neo4j.conf: loopback listeners on the chosen ports, page cache, logs under the data dir."""
