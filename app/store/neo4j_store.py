@@ -64,6 +64,7 @@ class Neo4jStore(GraphStore):
                 connection_acquisition_timeout=timeout_s,
                 connection_timeout=min(timeout_s, 5.0),
                 max_transaction_retry_time=max_retry_s,
+                notifications_min_severity="OFF",  # e.g. "no REL edges yet" warnings: normal for NeoRAG
             )
         except ValueError as exc:
             raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),
