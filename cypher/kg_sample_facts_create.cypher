@@ -1,6 +1,7 @@
 // Create samples' triples as KG_FACT edges between whole-graph entities (a sample's browsable subgraph; KG actions read the fact buckets). Entities must exist (kg_graph_merge ran first); edges reference them by position in $ents. Params: $ents [{key}] (distinct), $rows [{h, r, t, s}] (h, t = positions in $ents, s = sample key; a sample's rows distinct).
 UNWIND range(0, size($ents) - 1) AS i
-OPTIONAL MATCH (e:KGEntity {key: $ents[i].key})
+WITH i, $ents[i].key AS key
+OPTIONAL MATCH (e:KGEntity {key: key})
 WITH i, e ORDER BY i
 WITH collect([e]) AS nodes
 UNWIND $rows AS x
