@@ -17,7 +17,7 @@ from typing import Any
 
 from app.core.config import Settings
 from app.store.base import GraphStore
-from app.store.embedded import EmbeddedServer, free_port
+from app.store.embedded import EmbeddedServer, _compact_aof, free_port
 from app.store.factory import make_store
 from app.store.neo4j_runtime import Neo4jRuntime
 from app.store.neo4j_server import Neo4jServer
@@ -54,10 +54,7 @@ class BenchStore:
             conn = self.store._db.connection  # type: ignore[attr-defined]  # noqa: SLF001
             mem = conn.execute_command("GRAPH.MEMORY", "USAGE", self.settings.graph_name)
             graph_mb = dict(zip(mem[::2], mem[1::2], strict=False)).get("total_graph_sz_mb", 0)
-            conn.execute_command("BGREWRITEAOF")
-            import time
-
-            time.sleep(2)
+            _compact_aof("127.0.0.1", self.settings.falkor_port, 300.0)  # what `neorag db stop` does
             return {"memory_mb": float(graph_mb), "process_rss_mb": rss_mb(self.pid),
                     "disk_mb": dir_mb(self.data_dir)}
         return {"process_rss_mb": rss_mb(self.pid),

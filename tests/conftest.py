@@ -7,7 +7,7 @@ How it works
   is collected twice, ``test_x[falkordb]`` and ``test_x[neo4j]``; pytest runs all FalkorDB items first.
 - The Neo4j is started once per session through NeoRAG's own ``neorag neo4j`` machinery
   (app/store/neo4j_server.py) in a temp dir on free ports. Without Java or Maven the Neo4j half FAILS
-  with the reason (never skips). ``NEORAG_TEST_NEO4J=docker`` uses a testcontainers Neo4j instead.
+  with the reason (never skips). ``TEST_NEO4J=docker`` uses a testcontainers Neo4j instead.
 - Isolation: FalkorDB gives each test its own graph; Neo4j Community has one database, which each test
   claims (cleared: data, and indexes/constraints other than the standard schema). See
   tests/support/backends.py.
@@ -92,8 +92,8 @@ def falkor_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerIn
 @pytest.fixture(scope="session")
 def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo]:
     """A real Neo4j Community started through ``neorag neo4j``'s machinery (fails, never skips,
-    without Java/Maven). ``NEORAG_TEST_NEO4J=docker``: a testcontainers Neo4j instead."""
-    if os.environ.get("NEORAG_TEST_NEO4J") == "docker":
+    without Java/Maven). ``TEST_NEO4J=docker``: a testcontainers Neo4j instead."""
+    if os.environ.get("TEST_NEO4J") == "docker":
         yield from _docker_neo4j()
         return
     settings = Settings()

@@ -55,7 +55,8 @@ class LoadReport:
 
 
 class _Writer:
-    """Runs statements on two ordered background lanes (lane 0: whole graph, lane 1: per-sample facts).
+    """Runs statements on two ordered background lanes (lane 0: whole graph and every other write that
+    locks entity nodes, so Neo4j's two lanes never deadlock; lane 1: per-sample fact buckets and samples).
 
     Statements are prepared (parameters encoded, :meth:`GraphStore.prepare`) on the caller's thread, so a
     lane only sends them: the store never waits for the next statement's encoding. ``after`` makes a
@@ -222,8 +223,8 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     writer.submit("kg_rel_release", rows)
     writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
     writer.call("kg_facts_delete", {"samples": skeys}, lane=1)
-    writer.call("kg_sample_facts_delete", {"samples": skeys}, lane=1)
-    writer.call("kg_sample_links_delete", {"samples": skeys}, lane=1)
+    writer.call("kg_sample_facts_delete", {"samples": skeys})  # lane 0: they lock entity nodes
+    writer.call("kg_sample_links_delete", {"samples": skeys})
     return len(rows)
 
 
@@ -270,11 +271,12 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
     whole: list[Future[Any]] = []
     for params in _graph_batches(dataset, rel_counts):
         whole += writer.call("kg_graph_merge", params)
+    for params in _sample_edge_batches(dataset, edges):  # lane 0, after the entities: no lock on both lanes
+        whole += writer.call("kg_sample_facts_create", params)
     writer.submit("kg_facts_create", fact_rows, lane=1)
-    for params in _sample_edge_batches(dataset, edges):  # after the entities exist
-        writer.call("kg_sample_facts_create", params, lane=1, after=whole)
-    writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)  # last: a visible sample is complete
-    writer.submit("kg_sample_links_create", link_rows, lane=1)
+    # last: a visible sample is complete
+    samples = writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)
+    writer.submit("kg_sample_links_create", link_rows, after=samples)
     added = len(to_write) - len(replaced)
     writer.call("kg_dataset_touch", {"name": dataset, "samples": added, "triples": new_triples - old_triples,
                                      "generation": uuid.uuid4().hex}, lane=1)
