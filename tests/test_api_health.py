@@ -34,6 +34,14 @@ def test_diagnostics_reports_indexes_embedder_counts(settings: Settings, backend
     assert ("Chunk", "id", "RANGE") in types
     assert body["llm"]["configured"] is False
     assert isinstance(body["counts"]["nodes"], dict)
+    if backend.name == "neo4j":  # server version, edition, index states and dimensions
+        assert body["store"]["server"]["edition"] == "community"
+        assert body["store"]["server"]["version"] == body["store"]["version"].removeprefix("Neo4j ")
+        assert body["store"]["server"]["database"] == "neo4j"
+        assert {i["state"] for i in body["indexes"]} <= {"ONLINE", "POPULATING"}
+        assert all(i["label"] and i["property"] for i in body["indexes"])  # no token lookup indexes
+    else:
+        assert body["store"]["server"] == {}
 
 
 def test_unknown_route_is_json_404(settings: Settings) -> None:

@@ -25,13 +25,15 @@ from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from tests.support.backends import Backend
 from tests.support.ingest_graph import q
-from tests.support.kg import PQ, ROG
+from tests.support.kg import ROG
+from tests.support.reasoning import PQ_KB, PQ_QUESTIONS
 
 pytestmark = pytest.mark.backends("neo4j")  # Neo4j Browser queries (Cypher 5 syntax: CALL () { }, COUNT { })
 
 BROWSER = REPO_ROOT / "cypher" / "browser"
 FILES = sorted(BROWSER.glob("*.cypher"))
 FIX = Path(__file__).parent / "fixtures" / "ingest"
+SAMPLE = "pq2h_questions-0"  # "which nationality is frederica_of_mecklenburg-strelitz 's couple ?"
 _PARAM = re.compile(r"^(//\s*)?:param\s+(\w+)\s*=>\s*(.+?);?\s*$")
 
 
@@ -92,7 +94,7 @@ def fixture_graph(request: pytest.FixtureRequest, backend: Backend,
     def build() -> None:
         ingest_path(services, corpus, IngestOptions(llm_relations=False, checkpoint=False))
         load_path(services.store, ROG, "webqsp")
-        load_path(services.store, PQ / "PQ-2H.txt", "pq2h")
+        load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)  # 60 PathQuestion samples
 
     auth = (settings.neo4j_user, settings.neo4j_password)
     driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=auth)
@@ -142,8 +144,8 @@ def test_each_query_with_parameters(fixture_graph: tuple[Settings, neo4j.Driver]
         "entity_neighbourhood": ({"entity": "Justin Bieber"}, "Justin Bieber"),
         "evidence_subgraph": ({"chunk_ids": chunks}, chunks[0]),
         "kg_sample": ({"dataset": "webqsp", "sample_id": "WebQTrn-1"}, "WebQTrn-1"),
-        "kg_action_path": ({"dataset": "pq2h", "sample_id": "PQ-2H-0", "entity": None, "relation": None},
-                           "PQ-2H-0"),
+        "kg_action_path": ({"dataset": "pq2h", "sample_id": SAMPLE, "entity": None, "relation": None},
+                           SAMPLE),
     }
     assert set(cases) == {p.stem for p in FILES}
     for path in FILES:
@@ -157,7 +159,7 @@ def test_each_query_with_parameters(fixture_graph: tuple[Settings, neo4j.Driver]
 def test_kg_action_path_follows_one_relation(fixture_graph: tuple[Settings, neo4j.Driver]) -> None:
     """What get_tail_entities(frederica..., spouse) walked in its PathQuestion sample: one fact edge."""
     cypher = parse(BROWSER / "kg_action_path.cypher")[3]
-    params = {"dataset": "pq2h", "sample_id": "PQ-2H-0", "entity": "frederica_of_mecklenburg-strelitz",
+    params = {"dataset": "pq2h", "sample_id": SAMPLE, "entity": "frederica_of_mecklenburg-strelitz",
               "relation": "spouse"}
     records = run(fixture_graph[1], cypher, params)
     facts = {(p.start_node["name"], p.relationships[0]["relation"], p.end_node["name"])
