@@ -176,12 +176,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(settings: Settings, store_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def serve(settings: Settings, store_env: dict[str, str],
+          graph_mode: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """``neorag serve`` in its own process (no GIL shared with the client), on the bench graph."""
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")},
         **store_env,
+        **({"NEORAG_RETRIEVAL_GRAPH_MODE": graph_mode} if graph_mode else {}),
         "NEORAG_GRAPH_NAME": settings.graph_name,
         "NEORAG_CYPHER_DIR": str(settings.cypher_dir),
         "NEORAG_LLM_BASE_URL": "",
@@ -267,6 +269,8 @@ def main() -> None:
         help="JSON file keeping the ingested base graph between runs (written when missing)",
     )
     ap.add_argument("--backend", choices=BACKENDS, default="embedded")
+    ap.add_argument("--graph-modes", nargs="+", default=[None], help="NEORAG_RETRIEVAL_GRAPH_MODE values "
+                    "to compare: one server each, same graph, interleaved per size (default: the setting)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
     bench = bench_store(args.backend, tmp / "store", cypher_dir=bench_library(tmp))
@@ -292,32 +296,34 @@ def main() -> None:
             t = time.perf_counter()
             chunks = build_scaled(services, base, size)
             print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
-            proc, url = serve(s, bs.env)
-            # every request a question not seen before: the query embedding is computed, never cached
-            qs = rng.sample(questions, len(questions))
-            half = min(args.requests, len(qs) // 2)
-            try:
-                for conc in args.concurrency:
-                    for i, (path, key) in enumerate(
-                        (("/ranking/preview", "question"), ("/retrieve", "query"))
-                    ):
-                        mine = qs[i * half : (i + 1) * half]
-                        r = load(url, path, [{key: f"{q} (run {size}/{conc})"} for q in mine], conc)
-                        results.append({"chunks": chunks, "endpoint": path, "concurrency": conc, **r})
-                        print(
-                            f"{chunks:>7} {path:<18} c={conc} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
-                            f"  {r['rps']:6.1f} req/s  errors {r['errors']}",
-                            flush=True,
-                        )
-            finally:
-                proc.terminate()
-                proc.wait(timeout=30)
+            for mode in args.graph_modes:
+                proc, url = serve(s, bs.env, mode)
+                # every request a question not seen before: the query embedding is computed, never cached
+                qs = rng.sample(questions, len(questions))
+                half = min(args.requests, len(qs) // 2)
+                try:
+                    for conc in args.concurrency:
+                        for i, (path, key) in enumerate(
+                            (("/ranking/preview", "question"), ("/retrieve", "query"))
+                        ):
+                            mine = qs[i * half : (i + 1) * half]
+                            r = load(url, path, [{key: f"{q} (run {size}/{conc})"} for q in mine], conc)
+                            results.append({"chunks": chunks, "endpoint": path, "concurrency": conc,
+                                            "graph_mode": mode, **r})
+                            print(
+                                f"{chunks:>7} {mode or '':<9} {path:<18} c={conc} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
+                                f"  {r['rps']:6.1f} req/s  errors {r['errors']}",
+                                flush=True,
+                            )
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=30)
             services.store.run("graph_clear")
     finally:
         bench.__exit__(None, None, None)
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(results, indent=1))
-    if len(args.sizes) >= 2:
+    if len(args.sizes) >= 2 and len(args.graph_modes) == 1:
         for conc in args.concurrency:
             for path in ("/ranking/preview", "/retrieve"):
                 rows = [r for r in results if r["endpoint"] == path and r["concurrency"] == conc]

@@ -5,6 +5,8 @@ Supported: ``.txt``, ``.md`` (one document per file), ``.pdf`` (pypdf, one docum
 ``{"title": [sentences] | "text"}``, HotpotQA / 2Wiki question files (``context``) and MuSiQue
 question files (``paragraphs``); their paragraphs become documents, de-duplicated by title + text.
 Undecodable bytes are replaced (and counted); unreadable files raise ``LoadError``.
+Each document carries a ``Locator`` (where its text sits in the file: first line, page offsets or
+record index) so its chunks can cite line ranges, pages or records.
 """
 
 from __future__ import annotations
@@ -25,6 +27,16 @@ class LoadError(Exception):
 
 
 @dataclass(frozen=True)
+class Locator:
+    """Where a document's text sits in its file (one of the three kinds)."""
+
+    line_base: int | None = None        # text/Markdown: 1-based line number of the text's first character
+    page_starts: tuple[int, ...] = ()   # PDF: offset of each page's text in the document text (page 1 first)
+    record: int | None = None           # JSON/JSONL: 0-based index of the record (list item, line, key)
+    paragraph: int | None = None        # HotpotQA/MuSiQue question files: the paragraph within the record
+
+
+@dataclass(frozen=True)
 class SourceDoc:
     """One document: a whole text file, or one paragraph of a corpus."""
 
@@ -32,6 +44,8 @@ class SourceDoc:
     title: str
     text: str
     source: str  # absolute path of the file it came from (Chunk.source)
+    locator: Locator | None = None
+    markdown: bool = False  # chunked section by section (ingest.markdown)
 
 
 @dataclass
@@ -94,36 +108,37 @@ def _sentences_text(value: Any) -> str:
     raise LoadError("paragraph text is neither a string nor a list of sentences")
 
 
-def _records(data: Any) -> Iterator[tuple[str, str]]:
-    """(title, text) pairs of a parsed JSON value in any supported shape."""
+def _indexed_records(data: Any) -> Iterator[tuple[Locator, str, str]]:
+    """(locator, title, text) of a parsed JSON value: the record index, and the paragraph inside a
+    question record."""
     if isinstance(data, dict):
         if "context" in data or "paragraphs" in data or "title" in data:
-            yield from _records([data])
+            yield from _indexed_records([data])
             return
-        for title, value in data.items():  # {"title": [sentences]} or {"title": "text"}
-            yield str(title), _sentences_text(value)
+        for i, (title, value) in enumerate(data.items()):  # {"title": [sentences]} or {"title": "text"}
+            yield Locator(record=i), str(title), _sentences_text(value)
         return
     if not isinstance(data, list):
         raise LoadError("JSON is neither a list nor an object")
-    for item in data:
+    for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise LoadError("JSON list items must be objects")
         if "context" in item and isinstance(item["context"], list):  # HotpotQA / 2Wiki question
-            for pair in item["context"]:
+            for j, pair in enumerate(item["context"]):
                 if isinstance(pair, list | tuple) and len(pair) == 2:
-                    yield str(pair[0]), _sentences_text(pair[1])
+                    yield Locator(record=i, paragraph=j), str(pair[0]), _sentences_text(pair[1])
                 elif isinstance(pair, dict):
                     body = pair.get("sentences", pair.get("text", ""))
-                    yield str(pair.get("title", "")), _sentences_text(body)
+                    yield Locator(record=i, paragraph=j), str(pair.get("title", "")), _sentences_text(body)
         elif "paragraphs" in item and isinstance(item["paragraphs"], list):  # MuSiQue question
-            for para in item["paragraphs"]:
+            for j, para in enumerate(item["paragraphs"]):
                 body = para.get("paragraph_text", para.get("text", ""))
-                yield str(para.get("title", "")), _sentences_text(body)
+                yield Locator(record=i, paragraph=j), str(para.get("title", "")), _sentences_text(body)
         else:
             text_key = next((k for k in ("text", "paragraph_text", "contents", "content") if k in item), None)
             if text_key is None:
                 raise LoadError("JSON objects need a text field (text, paragraph_text, contents or content)")
-            yield str(item.get("title", "")), _sentences_text(item[text_key])
+            yield Locator(record=i), str(item.get("title", "")), _sentences_text(item[text_key])
 
 
 def _json_values(text: str, jsonl: bool) -> Any:
@@ -135,15 +150,23 @@ def _json_values(text: str, jsonl: bool) -> Any:
         raise LoadError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
 
 
-def _pdf_text(path: Path) -> str:
+def _pdf_text(path: Path) -> tuple[str, tuple[int, ...]]:
+    """The PDF's text (pages joined by a blank line) and the offset of each page's text in it."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(str(path))
-        return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
     except (PyPdfError, OSError, ValueError, KeyError) as exc:
         raise LoadError(f"cannot read PDF {path.name}: {exc}") from exc
+    joined = "\n\n".join(pages)
+    lead = len(joined) - len(joined.lstrip())
+    starts, offset = [], 0
+    for page in pages:
+        starts.append(max(0, offset - lead))
+        offset += len(page) + 2
+    return joined.strip(), tuple(starts)
 
 
 def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
@@ -151,25 +174,29 @@ def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
     source = str(path)
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        text = _pdf_text(path)
-        docs = [SourceDoc(file_doc_id(source), path.stem, text, source)] if text else []
+        text, page_starts = _pdf_text(path)
+        docs = [SourceDoc(file_doc_id(source), path.stem, text, source, Locator(page_starts=page_starts))] \
+            if text else []
         return LoadedFile(path, docs)
     text, replaced = decode(_read_bytes(path))
     if suffix in (".json", ".jsonl"):
         seen = seen if seen is not None else set()
         docs = []
-        for title, body in _records(_json_values(text, suffix == ".jsonl")):
+        for locator, title, body in _indexed_records(_json_values(text, suffix == ".jsonl")):
             if not body:
                 continue
             doc_id = record_doc_id(title, body)
             if doc_id in seen:
                 continue
             seen.add(doc_id)
-            docs.append(SourceDoc(doc_id, title, body, source))
+            docs.append(SourceDoc(doc_id, title, body, source, locator))
         return LoadedFile(path, docs, replaced)
     if suffix not in (".txt", ".md"):
         supported = ", ".join(SUPPORTED_SUFFIXES)
         raise LoadError(f"unsupported file type {suffix or '(none)'}; supported: {supported}")
     title = _markdown_title(text, path.stem) if suffix == ".md" else path.stem
-    docs = [SourceDoc(file_doc_id(source), title, text.strip(), source)] if text.strip() else []
+    body = text.strip()
+    first_line = 1 + text[: len(text) - len(text.lstrip())].count("\n")
+    docs = [SourceDoc(file_doc_id(source), title, body, source, Locator(line_base=first_line),
+                      markdown=suffix == ".md")] if body else []
     return LoadedFile(path, docs, replaced)

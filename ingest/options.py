@@ -31,6 +31,7 @@ class IngestOptions:
     chunk_size: int | None = None
     chunk_overlap: int | None = None
     batch_size: int | None = None
+    markdown_sections: bool | None = None  # chunk Markdown by section (default: ingest_markdown_sections)
 
 
 @dataclass

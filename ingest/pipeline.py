@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import BadInput
+from app.services.embedding_record import record_model
 from ingest.checkpoint import Checkpoint, checkpoint_path
 from ingest.chunk import ChunkRec, chunk_document
 from ingest.embed import check_dimension, embed_texts
@@ -24,7 +25,9 @@ from ingest.llm_entities import extract_llm
 from ingest.llm_relations import label_pair, window_pairs
 from ingest.load import LoadError, SourceDoc, load_file, scan
 from ingest.options import IngestOptions, IngestResult
+from ingest.redirects import apply_redirects
 from ingest.relations import relates_rows
+from ingest.sources import Fingerprint, fingerprint, record_sources, stored_hashes
 from ingest.write import GraphWriter
 from ingest.writer_thread import BackgroundWriter
 
@@ -48,6 +51,8 @@ class SourcePlan:
     ids: list[str] = field(default_factory=list)
     pos: dict[str, int] = field(default_factory=dict)
     doc_chunks: dict[str, list[str]] = field(default_factory=dict)
+    title: str = ""                        # the first document's title (the Source's title)
+    fingerprint: Fingerprint | None = None  # content hash and size of the file
 
     def add(self, chunk: ChunkRec) -> None:
         self.pos[chunk.id] = len(self.ids)
@@ -74,6 +79,10 @@ class RunContext:
     processed: set[str] = field(default_factory=set)
     surfaces: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    markdown_sections: bool = True
+    stored_sources: dict[str, str | None] = field(default_factory=dict)  # path -> hash on its Source
+    relocate: set[str] = field(default_factory=set)  # files whose stored chunks get their location rewritten
+    removed_sources: set[str] = field(default_factory=set)  # files gone from an incremental directory ingest
 
     @property
     def settings(self) -> Settings:
@@ -128,8 +137,13 @@ def _plan(ctx: RunContext, files: list[Path]) -> None:
         ctx.result.files_processed += 1
         ctx.result.documents += len(docs)
         plan = ctx.plans.setdefault(str(path), SourcePlan(str(path)))
+        plan.title = plan.title or (docs[0].title if docs else path.stem)
+        try:
+            plan.fingerprint = fingerprint(path)
+        except OSError:
+            plan.fingerprint = None
         for doc in docs:
-            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap):
+            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap, ctx.markdown_sections):
                 plan.add(c)
     ctx.result.chunks_total = sum(len(p.ids) for p in ctx.plans.values())
     ctx.emit({"stage": "hash_computed", "files": ctx.result.files_processed,
@@ -141,6 +155,9 @@ def _existing_scan(ctx: RunContext, root: Path) -> None:
     opts, ck = ctx.options, ctx.checkpoint
     stale: dict[str, str] = {}  # chunk id -> doc id
     existing_total = 0
+    ctx.stored_sources = stored_hashes(ctx.writer.store, ctx.plans)
+    ctx.relocate = {source for source, plan in ctx.plans.items() if opts.refresh or plan.fingerprint is None
+                    or ctx.stored_sources.get(source) != plan.fingerprint.sha256}
     for source, plan in ctx.plans.items():
         existing = {r["id"]: r for r in ctx.writer.source_chunks(source)}
         existing_total += len(existing)
@@ -163,6 +180,7 @@ def _existing_scan(ctx: RunContext, root: Path) -> None:
         prefix = str(root).rstrip("/") + "/"
         for source in ctx.writer.sources_under(prefix):
             if source not in ctx.plans:
+                ctx.removed_sources.add(source)
                 for row in ctx.writer.source_chunks(source):
                     stale[row["id"]] = row.get("doc_id") or ""
     ctx.emit({"stage": "existing_scan", "existing": existing_total, "to_process": len(ctx.todo),
@@ -181,26 +199,33 @@ def _existing_scan(ctx: RunContext, root: Path) -> None:
             ctx.touched_sources.add(source)
 
 
-def _batches(ctx: RunContext) -> Iterator[tuple[list[ChunkRec], dict[str, SourceDoc]]]:
-    """Pass 2: chunks that need work, in batches, with their documents."""
+Batch = tuple[list[ChunkRec], dict[str, SourceDoc], list[ChunkRec]]
+
+
+def _batches(ctx: RunContext) -> Iterator[Batch]:
+    """Pass 2: chunks that need work, in batches, with their documents; plus the stored chunks of
+    changed files whose location (lines, pages, heading path) is rewritten without re-embedding."""
     size = ctx.options.batch_size or ctx.settings.ingest_batch_size
     seen: set[str] = set()
     batch: list[ChunkRec] = []
     docs: dict[str, SourceDoc] = {}
+    moved: list[ChunkRec] = []
     for source in ctx.plans:
-        if not any(cid in ctx.todo for cid in ctx.plans[source].ids):
+        if source not in ctx.relocate and not any(cid in ctx.todo for cid in ctx.plans[source].ids):
             continue
         loaded = _load(ctx, Path(source), seen)
         for doc in loaded or []:
-            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap):
+            for c in chunk_document(doc, ctx.chunk_size, ctx.overlap, ctx.markdown_sections):
+                if ctx.todo.get(c.id) != "full" and source in ctx.relocate:
+                    moved.append(c)
                 if c.id in ctx.todo:
                     batch.append(c)
                     docs[doc.doc_id] = doc
-                    if len(batch) >= size:
-                        yield batch, docs
-                        batch, docs = [], {}
-    if batch:
-        yield batch, docs
+                if len(batch) >= size or len(moved) >= size:
+                    yield batch, docs, moved
+                    batch, docs, moved = [], {}, []
+    if batch or moved:
+        yield batch, docs, moved
 
 
 def _extract(ctx: RunContext, chunks: list[ChunkRec]) -> dict[str, list[Mention]]:
@@ -225,9 +250,12 @@ def _extract(ctx: RunContext, chunks: list[ChunkRec]) -> dict[str, list[Mention]
 
 
 def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, SourceDoc],
-                 mentions: dict[str, list[Mention]], vectors: dict[str, list[float]]) -> None:
+                 mentions: dict[str, list[Mention]], vectors: dict[str, list[float]],
+                 moved: list[ChunkRec]) -> None:
     """Runs on the writer thread: documents, chunks, NEXT, entities, then embeddings (the 'done' marker)."""
     w = ctx.writer
+    if moved:
+        w.locations(moved, {c.id: ctx.plans[c.source].pos[c.id] for c in moved})
     full = [c for c in chunks if ctx.todo.get(c.id) == "full"]
     refresh = [c.id for c in chunks if ctx.todo.get(c.id) == "entities"]
     if full:
@@ -239,7 +267,7 @@ def _write_batch(ctx: RunContext, chunks: list[ChunkRec], docs: dict[str, Source
         for ents in w.chunk_entities(refresh).values():
             ctx.touched_entities.update(ents)
         w.clear_mentions(refresh)
-    ctx.touched_entities.update(w.entities(mentions))
+    ctx.touched_entities.update(w.entities(apply_redirects(w.store, mentions)))
     if vectors:
         ids = list(vectors)
         w.embeddings(ids, [vectors[i] for i in ids])
@@ -267,13 +295,13 @@ def _phase_a(ctx: RunContext) -> None:
     writer = BackgroundWriter(depth=2)
     done = embedded = batch_no = 0
     try:
-        for chunks, docs in _batches(ctx):
+        for chunks, docs, moved in _batches(ctx):
             batch_no += 1
             mentions = _extract(ctx, chunks)
             to_embed = [c for c in chunks if ctx.todo[c.id] == "full"]
             vectors: dict[str, list[float]] = {}
             if to_embed:
-                vecs = embed_texts(ctx.services.embedder, [c.text for c in to_embed],
+                vecs = embed_texts(ctx.services.embedder, [c.embed_text for c in to_embed],
                                    ctx.settings.ingest_embed_batch_size)
                 vectors = {c.id: v for c, v in zip(to_embed, vecs, strict=True)}
                 embedded += len(to_embed)
@@ -283,7 +311,7 @@ def _phase_a(ctx: RunContext) -> None:
             done += len(chunks)
             ctx.emit({"stage": "entity_extraction", "current": done, "total": total,
                       "entities": len(ctx.keys)})
-            writer.submit(functools.partial(_write_batch, ctx, chunks, docs, mentions, vectors))
+            writer.submit(functools.partial(_write_batch, ctx, chunks, docs, mentions, vectors, moved))
             ctx.processed.update(c.id for c in chunks)
     finally:
         writer.close()
@@ -305,7 +333,8 @@ def _phase_b(ctx: RunContext) -> dict[str, dict[str, list[str]]]:
             for keys in ents.values():
                 ctx.touched_entities.update(keys)
     ctx.writer.refresh_entities(sorted(ctx.touched_entities))
-    edges = ctx.writer.rebuild_cooccurs(ctx.touched_entities, s.ingest_cooccur_min_count)
+    edges = (ctx.writer.rebuild_cooccurs(s.ingest_cooccur_top_k, s.ingest_cooccur_min_count)
+             if ctx.touched_entities else 0)
     ctx.result.cooccur_edges = edges
     ctx.emit({"stage": "cooccurrence", "entities": len(ctx.touched_entities), "edges": edges})
     relates = 0
@@ -397,11 +426,14 @@ def ingest_path(services: Services, path: Path, options: IngestOptions | None = 
     ctx = RunContext(services, options, emit, IngestResult(incremental=options.incremental),
                      GraphWriter(services.store, settings.write_batch_size),
                      options.chunk_size or settings.ingest_chunk_size, overlap)
+    ctx.markdown_sections = settings.ingest_markdown_sections if options.markdown_sections is None \
+        else options.markdown_sections
     files = scan(root)
     emit({"stage": "scan_input", "detail": f"path={root}", "files": len(files)})
     _plan(ctx, files)
     dim = check_dimension(services.store, services.embedder)
     services.store.bootstrap(dim)
+    record_model(services.store, services.embedder.model_name, dim)
     emit({"stage": "schema_index", "detail": "ok", "dimension": dim})
     if options.checkpoint:
         ck_file = checkpoint_path(root, settings.ingest_checkpoint_dir, state_dir(settings))
@@ -410,8 +442,9 @@ def ingest_path(services: Services, path: Path, options: IngestOptions | None = 
     _existing_scan(ctx, root)
     _phase_a(ctx)
     ctx.result.entity_surface_forms, ctx.result.entity_keys = len(ctx.surfaces), len(ctx.keys)
-    _phase_b(ctx)
+    per_source = _phase_b(ctx)
     _llm_relations(ctx)
+    record_sources(ctx.writer, ctx.plans, per_source, ctx.relocate, ctx.stored_sources, ctx.removed_sources)
     ctx.result.entities_created = max(0, ctx.writer.entity_count() - before)
     ctx.result.relations_created = (ctx.result.cooccur_edges + ctx.result.relates_to_edges
                                     + ctx.result.llm_rel_edges)

@@ -3,7 +3,7 @@
 The window runs over a source's chunks in source order (``Chunk.pos``): chunks at most
 ``window`` positions apart that share at least one entity get ``RELATES_TO`` from the earlier
 to the later, with ``shared`` = number of shared entities and ``weight`` = Jaccard overlap of
-their entity sets. (CO_OCCURS is recomputed in the graph: ``cypher/ingest_cooccur_build.cypher``.)
+their entity sets. (CO_OCCURS, bounded per entity, is recomputed by ``ingest/cooccur.py``.)
 """
 
 from __future__ import annotations

@@ -7,11 +7,19 @@ from typing import Any
 
 from app.store.base import GraphStore
 from ingest.chunk import ChunkRec
+from ingest.cooccur import cooccur_rows
 from ingest.entities import Mention
 from ingest.llm_relations import TypedRelation
 from ingest.load import SourceDoc
 
 Row = dict[str, Any]
+LOCATION_KEYS = ("page", "page_end", "line_start", "line_end", "record", "paragraph")
+
+
+def location_props(chunk: ChunkRec) -> Row:
+    """The chunk's location and heading path as flat Chunk properties (absent ones None)."""
+    loc = chunk.location or {}
+    return {"section": chunk.section, **{k: loc.get(k) for k in LOCATION_KEYS}}
 
 
 class GraphWriter:
@@ -32,7 +40,12 @@ class GraphWriter:
     def chunks(self, chunks: Sequence[ChunkRec], positions: dict[str, int]) -> None:
         self._rows("chunk_upsert", ({"id": c.id, "doc_id": c.doc_id, "text": c.text, "hash": c.hash,
                                      "source": c.source, "seq": c.seq, "title": c.title,
-                                     "pos": positions[c.id]} for c in chunks))
+                                     "pos": positions[c.id], **location_props(c)} for c in chunks))
+
+    def locations(self, chunks: Sequence[ChunkRec], positions: dict[str, int]) -> None:
+        """Rewrite where stored, unchanged chunks came from (lines, pages, records, heading path, pos)."""
+        self._rows("chunk_set_locations", ({"id": c.id, "pos": positions[c.id], **location_props(c)}
+                                           for c in chunks))
 
     def next_links(self, pairs: Sequence[tuple[str, str]]) -> None:
         self._rows("ingest_next_link", ({"a": a, "b": b} for a, b in pairs))
@@ -51,7 +64,9 @@ class GraphWriter:
                 forms = merged.setdefault(m.key, {})
                 for surface, n in m.surfaces.items():
                     forms[surface] = forms.get(surface, 0) + n
-                mention_rows.append({"chunk": cid, "entity": m.key, "count": m.count})
+                written = sorted(m.surfaces)
+                mention_rows.append({"chunk": cid, "entity": m.key, "count": m.count, "surfaces": written,
+                                     "surface_counts": [m.surfaces[f] for f in written]})
         entity_rows = [{"id": key, "name": max(forms.items(), key=lambda kv: kv[1])[0],
                         "aliases": sorted(forms)} for key, forms in merged.items()]
         self._rows("ingest_entity_upsert", entity_rows)
@@ -90,21 +105,24 @@ class GraphWriter:
 
     # -- derived data ------------------------------------------------------------
     def refresh_entities(self, keys: Iterable[str]) -> None:
-        """Recompute freq of the given entities and delete the orphans among them."""
+        """Recompute freq of the given entities, delete the orphans among them, and recompute the
+        others' name and aliases from the surface forms of their mentions."""
         rows = [{"id": k} for k in keys]
         self._rows("ingest_entity_freq", rows)
         self._rows("ingest_entity_prune", rows)
+        self._rows("ingest_entity_names", rows)
 
-    def rebuild_cooccurs(self, keys: Iterable[str], min_count: int) -> int:
-        """Recompute CO_OCCURS from the given entities to higher ids; returns edges written."""
-        rows = [{"id": k} for k in sorted(keys)]
-        self._rows("ingest_cooccur_clear", rows)
-        edges = 0
-        size = max(1, min(self.batch_size, 500))
-        for i in range(0, len(rows), size):
-            out = self.store.run("ingest_cooccur_build", {"rows": rows[i:i + size], "min_count": min_count})
-            edges += int(out[0]["edges"]) if out else 0
-        return edges
+    def rebuild_cooccurs(self, top_k: int, min_count: int) -> int:
+        """Recompute the bounded CO_OCCURS edges of the whole graph (``ingest/cooccur.py``); returns edges.
+
+        Linear in chunks (one read of every chunk's MENTIONS, counting in process), so an incremental
+        ingest gives exactly the graph a clean ingest gives.
+        """
+        per_chunk = [list(dict.fromkeys(r["entities"] or [])) for r in self.store.run("ingest_mentions_all")]
+        rows = cooccur_rows(per_chunk, top_k, min_count)
+        self.store.run("ingest_cooccur_reset")
+        self._rows("ingest_cooccur_set", rows)
+        return len(rows)
 
     def clear_relates(self, chunk_ids: Sequence[str]) -> None:
         self._rows("ingest_relates_clear", ({"id": c} for c in chunk_ids))

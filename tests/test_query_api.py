@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.config import Settings
+from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS
 from app.services.container import Services
 from tests.support.apps import app_client
 from tests.support.backends import Backend
@@ -33,12 +35,13 @@ def client(graph: tuple[Settings, Services]) -> Iterator[Any]:
 
 
 def parse_stream(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """What the contract's client does: split on the last [SOURCES], read rank=, reason=, score=."""
+    """What the contract's client does: split on the last [SOURCES], read rank=, reason=, score= (a
+    location, e.g. `, record=25` or `, lines=3-9`, may follow the score)."""
     body, sep, tail = text.rpartition("[SOURCES]")
     assert sep, "no [SOURCES] trailer"
     items = []
     for line in tail.strip().splitlines():
-        m = re.match(r"- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)\)$", line)
+        m = re.match(r"- (\d+)\. (\S+) \(rank=(\d+), reason=(\w+), score=([0-9.]+)(?:, \w+=[\w-]+)*\)$", line)
         assert m, line
         items.append({"id": m[2], "rank": int(m[3]), "reason": m[4], "score": float(m[5])})
     return body, items
@@ -63,7 +66,12 @@ def test_ranking_preview_fields(client: Any) -> None:
         ):
             assert key in item
         assert item["composite_score"] == pytest.approx(item["base_norm"] + item["bonus"], abs=2e-6)
-        assert item["final_score"] == pytest.approx(item["composite_score"], abs=2e-6)
+        # default multi-hop ranking: final = the feature reranker's score of the item's own features
+        assert list(item["features"]) == list(FEATURES)
+        z = BIAS + sum(w * item["features"][f] for w, f in zip(WEIGHTS, FEATURES, strict=True))
+        assert item["final_score"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-4)
+    finals = [i["final_score"] for i in body["items"]]
+    assert finals == sorted(finals, reverse=True)
     assert any(
         i["title"] == "Maximum Overdrive" or i["title"] == "Leland, North Carolina" for i in body["items"]
     )

@@ -12,6 +12,7 @@ import pytest
 from app.core.config import Settings
 from app.retrieval.hybrid import options_from_settings, retrieve
 from app.retrieval.passages import retrieve_passages
+from app.retrieval.rerank_features import FEATURES, feature_vector, model_score
 from app.services.container import Services, build_services
 from tests.support.backends import Backend
 from tests.support.retrieval_graph import QUESTIONS, ingested_graph
@@ -26,8 +27,8 @@ def graph(request: pytest.FixtureRequest, backend: Backend) -> Iterator[tuple[Se
 def test_supporting_paragraph_is_retrieved_and_fields_add_up(graph: tuple[Settings, Services]) -> None:
     _, services = graph
     hits = 0
-    for q in QUESTIONS:
-        result = retrieve(services, q["question"])
+    for q in QUESTIONS:  # the issue-5 scoring (graph bonuses)
+        result = retrieve(services, q["question"], options_from_settings(services, graph_mode="bonus"))
         assert not result.degraded and len(result.top) == 8
         titles = [c.title for c in result.top]
         hits += any(t in q["supporting_titles"] for t in titles)
@@ -46,7 +47,8 @@ def test_supporting_paragraph_is_retrieved_and_fields_add_up(graph: tuple[Settin
 
 def test_graph_reasons_and_entities_are_recorded(graph: tuple[Settings, Services]) -> None:
     _, services = graph
-    result = retrieve(services, "Are Christopher Nolan and Sathish Kalathil both film directors?")
+    result = retrieve(services, "Are Christopher Nolan and Sathish Kalathil both film directors?",
+                      options_from_settings(services, graph_mode="bonus"))
     names = {e["name"] for e in result.entities}
     assert {"Christopher Nolan", "Sathish Kalathil"} <= names
     reasons = {r for c in result.candidates for r in c.reasons}
@@ -66,7 +68,8 @@ def test_graph_reasons_and_entities_are_recorded(graph: tuple[Settings, Services
 def test_quotas_are_respected(graph: tuple[Settings, Services], max_nodes: int, reserve: int) -> None:
     _, services = graph
     q = "Who wrote a song after attending a luau in the Koolauloa District on the island of Oahu?"
-    opts = options_from_settings(services, 8, max_nodes=max_nodes, depth2_reserve=reserve, per_entity=3)
+    opts = options_from_settings(services, 8, max_nodes=max_nodes, depth2_reserve=reserve, per_entity=3,
+                                 graph_mode="bonus")
     result = retrieve(services, q, opts)
     assert len(result.candidates) <= max_nodes
     depth1 = [c for c in result.candidates if c.depth == 1 and not (c.vector_rank or c.bm25_rank)]
@@ -82,6 +85,37 @@ def test_quotas_are_respected(graph: tuple[Settings, Services], max_nodes: int, 
     assert all(n <= 3 for n in by_via.values())
 
 
+def test_multihop_default_scores_every_candidate_with_the_feature_model(
+    graph: tuple[Settings, Services],
+) -> None:
+    _, services = graph
+    hits = 0
+    reasons: set[str] = set()
+    for q in QUESTIONS:  # default settings: the multi-hop stage and the feature reranker
+        result = retrieve(services, q["question"])
+        assert not result.degraded and len(result.top) == 8 and len(result.candidates) <= 120
+        hits += sum(c.title in q["supporting_titles"] for c in result.top[:5]) == len(q["supporting_titles"])
+        for c in result.candidates:
+            assert c.features is not None and list(c.features) == list(FEATURES)
+            assert c.final == pytest.approx(model_score(feature_vector(c)))
+            assert 0.0 < c.final < 1.0
+            reasons.update(c.reasons)
+            if "bridge" in c.reasons:
+                assert c.bridge > 0 and c.via in {x.id for x in result.candidates}
+        finals = [c.final for c in result.candidates]
+        assert finals == sorted(finals, reverse=True)
+    assert {"vector", "bm25", "title", "bridge", "ppr"} <= reasons
+    assert hits >= len(QUESTIONS) - 1  # both supporting paragraphs in the top 5
+
+
+@pytest.mark.parametrize("max_nodes", [30, 120])
+def test_multihop_quota(graph: tuple[Settings, Services], max_nodes: int) -> None:
+    _, services = graph
+    q = "Who wrote a song after attending a luau in the Koolauloa District on the island of Oahu?"
+    result = retrieve(services, q, options_from_settings(services, 8, max_nodes=max_nodes))
+    assert 8 <= len(result.candidates) <= max_nodes
+
+
 def test_depth_zero_is_hybrid_only(graph: tuple[Settings, Services]) -> None:
     _, services = graph
     result = retrieve(
@@ -94,7 +128,8 @@ def test_depth_zero_is_hybrid_only(graph: tuple[Settings, Services]) -> None:
 def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     _, services = graph
     items = retrieve_passages(services, "Maximum Overdrive Leland North Carolina", 5)
-    assert len(items) == 5 and set(items[0]) == {"id", "contents", "title", "score"}
+    assert len(items) == 5 and set(items[0]) == {"id", "contents", "title", "score", "location", "section"}
+    assert all(set(i["location"]) == {"record"} for i in items)  # corpus paragraphs cite their record
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 

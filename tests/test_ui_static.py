@@ -12,7 +12,12 @@ from tests.support.apps import app_client
 
 ASSETS = {"app.js": "text/javascript", "ingest.js": "text/javascript", "ask.js": "text/javascript",
           "ranking.js": "text/javascript", "kg.js": "text/javascript", "style.css": "text/css",
-          "favicon.svg": "image/svg+xml"}
+          "favicon.svg": "image/svg+xml", "graph.js": "text/javascript", "entities.js": "text/javascript",
+          "graph.css": "text/css", "vendor/cytoscape.min.js": "text/javascript",
+          "documents.js": "text/javascript", "documents.css": "text/css"}
+# URLs a vendored library may carry in its licence header (never fetched)
+LICENCE_URLS = {"http://en.wikipedia.org/wiki/MIT_License", "http://engelschall.com",
+                "http://opensource.org/licenses/MIT"}
 
 
 @pytest.fixture
@@ -26,7 +31,7 @@ def test_ui_index_is_html_with_every_view(client) -> None:  # type: ignore[no-un
     assert resp.status_code == 200
     assert resp.headers["content-type"].startswith("text/html")
     html = resp.text
-    for view in ("ingest", "ask", "ranking", "kg", "status"):
+    for view in ("ingest", "documents", "ask", "ranking", "kg", "graph", "entities", "status"):
         assert f'id="view-{view}"' in html
     assert "http://" not in html and "https://" not in html, "no CDN or external URL at run time"
     assert client.get("/ui/", follow_redirects=False).status_code == 307
@@ -45,9 +50,20 @@ def test_every_referenced_asset_is_served_with_its_type(client) -> None:  # type
 
 
 def test_scripts_reference_no_external_url() -> None:
-    for path in STATIC_DIR.iterdir():
+    for path in STATIC_DIR.rglob("*"):
+        if not path.is_file() or path.suffix not in (".js", ".css", ".html", ".svg"):
+            continue
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", text), path.name
+        found = set(re.findall(r"https?://[^\s\"')]+", text)) - LICENCE_URLS
+        assert not [u for u in found if not u.startswith("http://www.w3.org/2000/svg")], (path.name, found)
+
+
+def test_vendored_library_is_shipped_with_its_licence_and_record() -> None:
+    vendor = STATIC_DIR / "vendor"
+    assert (vendor / "cytoscape.LICENSE").read_text(encoding="utf-8").startswith("Copyright")
+    readme = (vendor / "README.md").read_text(encoding="utf-8")
+    assert "cytoscape@3.34.4" in readme and "MIT" in readme
+    assert '"3.34.4"' in (vendor / "cytoscape.min.js").read_text(encoding="utf-8")  # its version string
 
 
 @pytest.mark.parametrize("name", [

@@ -10,13 +10,17 @@ from fastapi import FastAPI
 
 from app import API_VERSION
 from app.api.errors import install_error_handlers
-from app.api.routers import health, ingest, kg, query, reason, retrieve, ui
+from app.api.routers import documents, entities, graph, health, ingest, kg, query, reason, retrieve, ui
 from app.core.config import Settings, get_settings
+from app.mcp_tools.server import build_mcp
+from app.mcp_tools.server import mount as mount_mcp
+from app.mcp_tools.server import running as mcp_running
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
 
-ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router]
+ROUTERS = [health.router, retrieve.router, kg.router, ingest.router, query.router, reason.router, ui.router,
+           graph.router, entities.router, documents.router]
 
 
 def create_app(settings: Settings | None = None,
@@ -25,13 +29,19 @@ def create_app(settings: Settings | None = None,
     settings = settings or get_settings()
     factory = services_factory or build_services
 
+    mcp = build_mcp(lambda: app.state.services) if settings.mcp_enabled else None
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = factory(settings)
         app.state.services = services
         log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
         try:
-            yield
+            if mcp is None:
+                yield
+            else:
+                async with mcp_running(mcp):  # the /mcp endpoint's session manager
+                    yield
         finally:
             services.close()
 
@@ -41,4 +51,6 @@ def create_app(settings: Settings | None = None,
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    if mcp is not None:
+        mount_mcp(app, mcp, settings.api_host)
     return app

@@ -21,12 +21,18 @@ def register(cli: typer.Typer) -> None:
 
     @kg.command("load")
     def load(
-        path: Path = typer.Argument(..., help="RoG parquet/JSON/JSONL, subgraphs folder, PathQuestion file."),
+        path: Path = typer.Argument(
+            ..., help="RoG parquet/JSON/JSONL, subgraphs folder, KG-R1 data folder, PathQuestion file."),
         dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. webqsp, cwq, pq2h)."),
-        split: str | None = typer.Option(None, "--split", help="Only parquet files of this split."),
+        split: str | None = typer.Option(
+            None, "--split",
+            help="Only this split (parquet files; KG-R1 folder: <split>_simple.json, default train+test)."),
         replace: bool = typer.Option(False, "--replace", help="Swap the triples of samples already loaded."),
         kb: Path | None = typer.Option(None, "--kb", help="PathQuestion KB (default: beside PATH)."),
         hops: int | None = typer.Option(None, "--hops", help="PathQuestion radius (default: path length)."),
+        entity_names: str = typer.Option(
+            "auto", "--entity-names",
+            help="KG-R1 folder: 'text' (entities_text.txt), 'mid' (entities.txt), 'auto' (text if present)."),
     ) -> None:
         """Load samples (idempotent: existing samples are skipped unless --replace)."""
         from ingest.kg.loader import load_path
@@ -46,7 +52,7 @@ def register(cli: typer.Typer) -> None:
                     bar.update(task, description=text)
 
                 report = load_path(store, path, dataset, split=split, replace=replace, kb=kb, hops=hops,
-                                   progress=progress)
+                                   progress=progress, entity_names=entity_names)
         finally:
             store.close()
         console.print(

@@ -45,6 +45,7 @@ def register(cli: typer.Typer) -> None:
     def serve(
         host: str = typer.Option(None, help="Bind address (default NEORAG_API_HOST, 127.0.0.1)."),
         port: int = typer.Option(None, help="Port (default NEORAG_API_PORT, 8010; KG-R1 clients use 8001)."),
+        workers: int = typer.Option(None, help="Worker processes (default NEORAG_API_WORKERS, 1)."),
     ) -> None:
         """Serve the API (and FalkorDB when the backend is embedded)."""
         import uvicorn
@@ -52,10 +53,15 @@ def register(cli: typer.Typer) -> None:
         from app.api.main import create_app
         from app.services.container import build_services
 
-        settings = load_settings(api_host=host, api_port=port)
+        settings = load_settings(api_host=host, api_port=port, api_workers=workers)
         # fail fast, with a one-line error, before loading models or binding the port
         check_port_free(settings.api_host, settings.api_port)
         check_store_reachable(settings)
+        if settings.api_workers > 1:
+            from app.commands.workers import serve_workers
+
+            serve_workers(settings)  # TCP_NODELAY kept on every worker's connections (see there)
+            return
         services = build_services(settings)
         health = services.store.health()
         if not health.reachable:
@@ -64,4 +70,7 @@ def register(cli: typer.Typer) -> None:
                                    health.detail or "no answer",
                                    "see `neorag db status` and the NEORAG_* store settings")
         app = create_app(settings, services_factory=lambda _s: services)
-        uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info")
+        # one process: uvicorn binds host:port itself, so accepted sockets get TCP_NODELAY (for several
+        # workers see app/commands/workers.py); httptools and uvloop are used (dependencies)
+        uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info",
+                    access_log=settings.api_access_log)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Backend = Literal["embedded", "neo4j"]
+# KG-R1's action names (its registry order) and its legacy aliases (issue 18; app.kg.kgr1 answers them)
+KG_R1_ACTIONS = ("get_relations_in", "get_relations_out", "get_entities_in", "get_entities_out",
+                 "get_conditional_relations", "get_relations")
+KG_R1_LEGACY = {"get_head_relations": "get_relations_in", "get_tail_relations": "get_relations_out",
+                "get_head_entities": "get_entities_in", "get_tail_entities": "get_entities_out"}
 
 
 class Settings(BaseSettings):
@@ -128,7 +134,7 @@ class Settings(BaseSettings):
         default="heuristic", description="Entity extractor: deterministic rules, or LLM JSON.")
     ingest_entity_min_len: int = Field(default=2, ge=1, description="Shortest normalised entity key kept.")
     ingest_entity_max_per_chunk: int = Field(default=40, ge=1, description="Most entities kept per chunk.")
-    ingest_cooccur_min_count: int = Field(default=1, ge=1, description="Shared chunks needed for CO_OCCURS.")
+    ingest_cooccur_min_count: int = Field(default=2, ge=1, description="Shared chunks needed for CO_OCCURS.")
     ingest_llm_relations: Literal["auto", "on", "off"] = Field(
         default="auto", description="LLM REL edges: auto = when an LLM is configured.")
     relation_window: int = Field(default=2, ge=1, description="Chunks apart for RELATES_TO / LLM REL.")
@@ -148,6 +154,65 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8010
     cors_origins: list[str] = []
+
+    # --- issue 16: graph view, duplicate entities, MCP ------------------------
+    graph_default_limit: int = Field(
+        150, ge=1, description="GET /graph: nodes per answer when the request gives no limit.")
+    graph_max_limit: int = Field(
+        1000, ge=1, le=20000, description="GET /graph: largest limit a request may ask (nodes; edges 4x).")
+    graph_chunks_per_entity: int = Field(
+        5, ge=0, le=100, description="GET /graph: chunks shown per entity (most mentions first).")
+    graph_evidence_keep: int = Field(
+        256, ge=0, description="Evidence graphs of streamed answers kept for GET /graph?answer= (LRU, "
+        "NEORAG_CACHE_TTL_S).")
+    entity_dup_min_score: float = Field(
+        0.8, ge=0, le=1, description="GET /entities/duplicates: default lowest score proposed.")
+    entity_dup_max_entities: int = Field(
+        50000, ge=2, description="GET /entities/duplicates: most entities compared (largest freq first).")
+    mcp_enabled: bool = Field(True, description="Mount the MCP server (streamable HTTP) at /mcp.")
+    # --- issue 17: multi-hop retrieval quality ---
+    retrieval_graph_mode: Literal["multihop", "bonus"] = Field(
+        "multihop", description="Graph stage: 'multihop' (title match, bridge entities, Personalized "
+        "PageRank over the in-process entity graph, feature reranker) or 'bonus' (the issue-5 Cypher "
+        "expansion with graph bonuses).")
+    retrieval_bridge_n: int = Field(
+        5, ge=0, description="multihop: best first-stage chunks whose named entities bring in titled chunks.")
+    retrieval_ppr_alpha: float = Field(
+        0.5, gt=0, le=1, description="multihop: Personalized PageRank restart probability.")
+    retrieval_ppr_top: int = Field(
+        10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
+    ingest_cooccur_top_k: int = Field(
+        5, ge=0, description="CO_OCCURS partners kept per entity, by count x PMI (0 = no CO_OCCURS).")
+    # --- issue 18: KG-R1 fidelity (chat answers word for word, KG-R1 data layout) ---
+    kg_default_format: Literal["seed", "chat"] = Field(
+        "seed", description="POST /retrieve list body without ?format=: 'seed' (NeoRAG's answers) or 'chat' "
+        "(KG-R1's server, word for word); GET /actions follows it.")
+    kg_relation_format: Literal["flat", "full_indent", "mixed", "compact"] = Field(
+        "flat", description="Chat answers: how relation lists are written (KG-R1's KG_RELATION_FORMAT).")
+    kg_chat_actions: Annotated[list[str], NoDecode] = Field(
+        default=list(KG_R1_ACTIONS), description="Chat answers: enabled actions in order, comma-separated or "
+        "a JSON list (KG-R1's KG_ENABLED_ACTIONS; its legacy names map to the new ones); others answer "
+        "'Action ... not available'.")
+    kg_generation_check_ms: float = Field(
+        100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
+        "a load in another process is seen within this time. 0 = before every batch.")
+    api_access_log: bool = Field(
+        False, description="`neorag serve`: log one line per request (uvicorn's access log; costs ~10% CPU "
+        "on small KG-action batches).")
+    api_workers: int = Field(
+        1, ge=1, description="`neorag serve`: worker processes, each with its own store connection, "
+        "embedder and caches (listening socket bound with TCP_NODELAY kept: uvicorn issue #3149).")
+    # --- issue 16: documents (uploads, listing/deletion, citations, Markdown sections) ---
+    uploads_dir: Path = Field(
+        Path("./.neorag/uploads"),
+        description="Where POST /documents stores uploaded files (CWD-relative; an allowed ingest root).")
+    upload_max_bytes: int = Field(
+        100 * 1024 * 1024, ge=1, description="Largest uploaded file in bytes (else 413).")
+    upload_max_files: int = Field(
+        20, ge=1, description="Most files in one POST /documents request (else 413).")
+    ingest_markdown_sections: bool = Field(
+        True, description="Chunk Markdown section by section; each chunk carries its heading path, which is "
+        "embedded and BM25-indexed with it.")
 
     # --- issue 13: a local Neo4j without Docker (`neorag neo4j start | stop | status`) ---
     neo4j_data_dir: Path = Field(
@@ -179,6 +244,24 @@ class Settings(BaseSettings):
                 f"unknown backend {value!r}: NEORAG_BACKEND must be 'embedded' (FalkorDB, default) or 'neo4j'"
             )
         return value
+
+    @field_validator("kg_chat_actions", mode="before")
+    @classmethod
+    def _chat_actions(cls, value: object) -> list[str]:
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [v for v in text.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ValueError("NEORAG_KG_CHAT_ACTIONS must be a list of action names")
+        out: list[str] = []
+        for raw in value:
+            name = KG_R1_LEGACY.get(str(raw).strip(), str(raw).strip())
+            if name not in KG_R1_ACTIONS:
+                raise ValueError(f"unknown KG action {raw!r} in NEORAG_KG_CHAT_ACTIONS: "
+                                 f"use {', '.join(KG_R1_ACTIONS)}")
+            if name not in out:
+                out.append(name)
+        return out
 
     @property
     def llm_configured(self) -> bool:

@@ -3,12 +3,13 @@
 What is cached: sample facts (existence, relation set, bucket count) and the resolved per-sample
 entity facts (one entity's entry of a ``KGFacts`` bucket), keyed by (sample key, requested entity
 string), including negative answers.
-Correctness: every batch first reads the generation token of each dataset it touches (one tiny
-query); a load or replace in ANY process writes a new token, and a changed token drops the whole
-cache before the batch runs. Memory is bounded: facts are evicted least-recently-used once their
-total weight (sum of triples held, ``NEORAG_KG_CACHE_MAX_TRIPLES``) exceeds the bound; sample
-entries are cleared when more than ``max_samples`` are held. A bound of 0 disables caching: each
-batch then starts from an empty cache (same round trips, nothing kept).
+Correctness: a batch first reads the generation token of each dataset it touches (one tiny query),
+unless every one was read less than ``NEORAG_KG_GENERATION_CHECK_MS`` ago (0: every batch); a load or
+replace in ANY process writes a new token, and a changed token drops the whole cache before the batch
+runs, so a load is seen at most that long after it finished. Memory is bounded: facts are evicted
+least-recently-used once their total weight (sum of triples held, ``NEORAG_KG_CACHE_MAX_TRIPLES``)
+exceeds the bound; sample entries are cleared when more than ``max_samples`` are held. A bound of 0
+disables caching: each batch then starts from an empty cache (same round trips, nothing kept).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class SampleInfo:
     buckets: int = 1  # KGFacts buckets the sample is split into (app.kg.facts)
 
 
+FactsKey = tuple[str, ...]  # (sample key, requested entity) or (sample key, entity, UNION)
+UNION = "union"  # KG-R1 matching: every case variant of the name in the sample
+
+
 def _weight(facts: Facts | None) -> int:
     return facts.weight if facts is not None else 1
 
@@ -37,13 +42,16 @@ def _weight(facts: Facts | None) -> int:
 class KGCache:
     """Bounded, generation-checked cache (thread-safe through ``lock``; hold it for a whole batch)."""
 
-    def __init__(self, max_triples: int, max_samples: int = 200_000) -> None:
+    def __init__(self, max_triples: int, max_samples: int = 200_000, check_ms: float = 0.0) -> None:
         self.max_triples = max_triples
         self.max_samples = max_samples
+        self.check_s = check_ms / 1000.0  # generation tokens read at most this often (0: every batch)
         self.lock = threading.Lock()
         self.generations: dict[str, str | None] = {}
+        self.checked: dict[str, float] = {}  # dataset -> time.monotonic() of its last generation read
         self.samples: dict[str, SampleInfo | None] = {}
-        self.facts: OrderedDict[tuple[str, str], Facts | None] = OrderedDict()
+        self.facts: OrderedDict[FactsKey, Facts | None] = OrderedDict()
+        self.vocab: dict[str, frozenset[str]] = {}  # dataset -> its relation vocabulary (KG-R1 chat answers)
         self.weight = 0
         self.hits = 0
         self.misses = 0
@@ -55,9 +63,15 @@ class KGCache:
 
     def clear(self) -> None:
         self.generations.clear()
+        self.checked.clear()
         self.samples.clear()
         self.facts.clear()
+        self.vocab.clear()
         self.weight = 0
+
+    def fresh(self, datasets: list[str], now: float) -> bool:
+        """Whether every dataset's generation token was read less than ``check_ms`` ago."""
+        return all(now - self.checked.get(d, -1e18) < self.check_s for d in datasets)
 
     def observe_generations(self, current: dict[str, str | None]) -> None:
         """Drop everything when a dataset's generation token differs from the one cached."""
@@ -73,7 +87,7 @@ class KGCache:
             self.samples.clear()
         self.samples[key] = info
 
-    def get_facts(self, key: tuple[str, str]) -> tuple[bool, Facts | None]:
+    def get_facts(self, key: FactsKey) -> tuple[bool, Facts | None]:
         """(found, facts): found is False when the pair was never looked up."""
         try:
             value = self.facts[key]
@@ -84,7 +98,7 @@ class KGCache:
         self.hits += 1
         return True, value
 
-    def put_facts(self, key: tuple[str, str], facts: Facts | None) -> None:
+    def put_facts(self, key: FactsKey, facts: Facts | None) -> None:
         if key in self.facts:
             self.weight -= _weight(self.facts.pop(key))
         self.facts[key] = facts

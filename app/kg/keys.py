@@ -41,4 +41,9 @@ def facts_bucket_count(n_triples: int) -> int:
 def facts_bucket(name: str, buckets: int) -> int:
     """The bucket holding entity ``name``: a stable hash of its folded form, so the exact and the
     case-insensitive match of a name always live in the same bucket."""
-    return zlib.crc32(fold(name).encode("utf-8")) % buckets if buckets > 1 else 0
+    return bucket_of_folded(fold(name), buckets)
+
+
+def bucket_of_folded(folded: str, buckets: int) -> int:
+    """:func:`facts_bucket` of a name already folded."""
+    return zlib.crc32(folded.encode("utf-8")) % buckets if buckets > 1 else 0

@@ -1,35 +1,71 @@
-"""Answers a batch of KG-R1 actions with a bounded number of store round trips (at most 3).
+"""Answers a batch of KG-R1 actions in the seed's shape with at most 3 store round trips.
 
-Round trips per batch: (1) generation tokens of the datasets touched, (2) samples not cached,
-(3) the fact buckets (:mod:`app.kg.facts`) of the entities not cached: the exact and the
-case-insensitive match of a name share a bucket. With a warm cache only (1) runs. ``query_time``
-of an item is its own compute time plus an equal share of the batch's store time.
+Round trips per batch: (1) generation tokens of the datasets touched (skipped while they are fresh,
+:class:`app.kg.cache.KGCache`), (2) samples not cached, (3) the fact buckets (:mod:`app.kg.facts`) of
+the entities not cached: the exact and the case-insensitive match of a name share a bucket. A warm
+batch makes none: given :data:`OFFLINE` as its store, it is answered on the caller's thread (the API's
+event loop) or raises :class:`NeedsStore` at its first round trip, and is then run again with the
+store on a worker thread. ``query_time`` of an item is its own compute time plus an equal share of the
+batch's store time.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 from app.kg.actions import Action, parse_item
-from app.kg.cache import KGCache, SampleInfo
+from app.kg.cache import UNION, FactsKey, KGCache, SampleInfo
 from app.kg.facts import Facts, resolve_names
 from app.store.base import GraphStore
 
-SEED = "seed"
+SEED = "seed"  # answer shapes of a list body: the seed's (NeoRAG's own) or KG-R1's chat object
 CHAT = "chat"
 
 
-def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
-    """Bring every sample and entity the batch needs into ``cache`` (caller holds the lock)."""
-    datasets = sorted({a.dataset for a in actions})
-    rows = store.run("kg_dataset_generations", {"names": datasets})
-    current: dict[str, str | None] = dict.fromkeys(datasets)
-    current.update({r["name"]: r["generation"] for r in rows})
-    cache.observe_generations(current)
+class NeedsStore(Exception):  # noqa: N818 - a signal, not an error
+    """A batch run with :data:`OFFLINE` needs a store round trip (or the cache lock is busy)."""
 
-    need_samples = sorted({a.sample_key for a in actions if a.sample_key not in cache.samples})
+
+class _Offline:
+    """Stands in for the store when a batch should be answered from the cache alone."""
+
+    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        raise NeedsStore(name)
+
+
+OFFLINE = cast(GraphStore, _Offline())
+
+
+@contextmanager
+def holding(cache: KGCache, store: GraphStore) -> Iterator[None]:
+    """Hold the cache lock for a batch; with :data:`OFFLINE` never wait for it (raise NeedsStore)."""
+    if not cache.lock.acquire(blocking=store is not OFFLINE):
+        raise NeedsStore("cache lock busy")
+    try:
+        yield
+    finally:
+        cache.lock.release()
+
+
+def observe_generations(store: GraphStore, cache: KGCache, datasets: list[str]) -> dict[str, str | None]:
+    """The generation tokens of ``datasets`` (None: not loaded), read unless all are fresh; a changed
+    token clears ``cache``."""
+    now = time.monotonic()
+    if not cache.fresh(datasets, now):
+        rows = store.run("kg_dataset_generations", {"names": datasets})
+        current: dict[str, str | None] = dict.fromkeys(datasets)
+        current.update({r["name"]: r["generation"] for r in rows})
+        cache.observe_generations(current)
+        cache.checked.update(dict.fromkeys(datasets, now))
+    return {d: cache.generations.get(d) for d in datasets}
+
+
+def fetch_samples(store: GraphStore, cache: KGCache, keys: set[str]) -> None:
+    """Bring the samples of ``keys`` not cached into ``cache`` (one round trip, none when all are)."""
+    need_samples = sorted(k for k in keys if k not in cache.samples)
     if need_samples:
         found = {r["key"]: r for r in store.run("kg_sample_lookup", {"keys": need_samples})}
         for key in need_samples:
@@ -40,14 +76,25 @@ def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
                                   int(row.get("buckets") or 1))
             cache.put_sample(key, info)
 
-    wanted: dict[tuple[str, str], tuple[str, int, str]] = {}  # (sample key, entity) -> where to look
-    for a in actions:
-        pair = (a.sample_key, a.entity)
-        info = cache.samples.get(a.sample_key)
-        if pair not in wanted and info is not None and pair not in cache.facts:
-            wanted[pair] = (a.sample_key, info.buckets, a.entity)
-    for pair, facts in resolve_names(store, wanted).items():
-        cache.put_facts(pair, facts)
+
+def fetch_facts(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]], union: bool = False) -> None:
+    """Bring the facts of ``(sample key, entity)`` pairs not cached into ``cache`` (one round trip);
+    ``union`` resolves them with KG-R1's matching, cached under ``(sample key, entity, "union")``."""
+    wanted: dict[FactsKey, tuple[str, int, str]] = {}  # cache key -> where to look
+    for skey, entity in pairs:
+        key: FactsKey = (skey, entity, UNION) if union else (skey, entity)
+        info = cache.samples.get(skey)
+        if key not in wanted and info is not None and key not in cache.facts:
+            wanted[key] = (skey, info.buckets, entity)
+    for key, facts in resolve_names(store, wanted, union=wanted if union else ()).items():
+        cache.put_facts(key, facts)
+
+
+def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
+    """Bring every sample and entity the batch needs into ``cache`` (caller holds the lock)."""
+    observe_generations(store, cache, sorted({a.dataset for a in actions}))
+    fetch_samples(store, cache, {a.sample_key for a in actions})
+    fetch_facts(store, cache, [(a.sample_key, a.entity) for a in actions])
 
 
 def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> tuple[list[str], str | None]:
@@ -72,90 +119,42 @@ def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> tuple[list
     return facts.entities("out" if kind == "ent_out" else "in", relation), None
 
 
-def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]], fmt: str = SEED) -> list[Any]:
-    """Answer every item (same order, same length); invalid items become per-item errors."""
+def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]]) -> list[Any]:
+    """Answer every item (same order, same length) in the seed's shape; invalid items become per-item
+    errors. (KG-R1's chat shape: :func:`app.kg.chat.run_chat`.)"""
     parsed = [parse_item(item) for item in items]
     actions = [p for p in parsed if isinstance(p, Action)]
     work = cache if cache.enabled else KGCache(0)
     store_time = 0.0
-    with work.lock:
+    with holding(work, store):
         if actions:
             t0 = time.perf_counter()
             _prefetch(store, work, actions)
             store_time = time.perf_counter() - t0
         share = store_time / len(actions) if actions else 0.0
         out: list[Any] = []
-        for item, action in zip(items, parsed, strict=True):
+        for action in parsed:
             t0 = time.perf_counter()
             if not isinstance(action, Action):
-                out.append(_format_error(item, action, fmt, time.perf_counter() - t0))
+                out.append(_error(action, time.perf_counter() - t0))
                 continue
             info = work.samples.get(action.sample_key)
             if info is None:
-                results: list[str] = []
-                error_type: str | None = "KG_SAMPLE_NOT_FOUND"
-            else:
-                facts = work.facts.get((action.sample_key, action.entity))
-                try:
-                    results, error_type = _answer(action, info, facts)
-                except Exception as exc:  # noqa: BLE001 - one bad item never fails the batch
-                    out.append(_format_error(item, f"KG server error: {type(exc).__name__}: {exc}", fmt,
-                                             time.perf_counter() - t0 + share, "KG_SERVER_ERROR"))
-                    continue
-            elapsed = time.perf_counter() - t0 + share
-            out.append(_format(action, results, error_type, fmt, elapsed))
+                msg = f"Subgraph for {action.sample_id} could not be loaded or is empty."
+                out.append({"results": [{"error": msg}], "query_time": time.perf_counter() - t0 + share,
+                            "total_results": 0})
+                continue
+            facts = work.facts.get((action.sample_key, action.entity))
+            try:
+                results, _ = _answer(action, info, facts)
+            except Exception as exc:  # noqa: BLE001 - one bad item never fails the batch
+                out.append(_error(f"KG server error: {type(exc).__name__}: {exc}",
+                                  time.perf_counter() - t0 + share))
+                continue
+            out.append({"results": [{action.spec.result_key: results}],
+                        "query_time": time.perf_counter() - t0 + share, "total_results": len(results)})
     return out
 
 
-def _format_error(item: dict[str, Any], message: str, fmt: str, elapsed: float,
-                  error_type: str = "KG_FORMAT_ERROR") -> dict[str, Any]:
-    if fmt == CHAT:
-        raw = item.get("action_type")
-        return chat_item(str(raw) if raw is not None else None, item, message, error_type, 0, elapsed)
+def _error(message: str, elapsed: float) -> dict[str, Any]:
     return {"error": message, "query_time": elapsed, "total_results": 0}
-
-
-def _format(action: Action, results: list[str], error_type: str | None, fmt: str,
-            elapsed: float) -> dict[str, Any]:
-    key = action.spec.result_key
-    if fmt != CHAT:
-        if error_type == "KG_SAMPLE_NOT_FOUND":
-            msg = f"Subgraph for {action.sample_id} could not be loaded or is empty."
-            return {"results": [{"error": msg}], "query_time": elapsed, "total_results": 0}
-        return {"results": [{key: results}], "query_time": elapsed, "total_results": len(results)}
-    item = {"dataset_name": action.dataset, "sample_id": action.sample_id, "entity_id": action.entity,
-            "relation": action.relation}
-    if error_type == "KG_SAMPLE_NOT_FOUND":
-        text = f'Sample "{action.sample_id}" not found in KG'
-    elif error_type == "KG_ENTITY_NOT_FOUND":
-        text = f'Entity "{action.entity}" not found in KG'
-    elif error_type == "KG_RELATION_NOT_FOUND":
-        text = f'Relation "{action.relation}" not found in KG'
-    else:
-        label = key.replace("_", " ")
-        text = f"Found {label}: {', '.join(results)}." if results else f"No {label} found."
-        error_type = None if results else "KG_NO_RESULTS"
-    return chat_item(action.spec.name, item, text, error_type, len(results), elapsed)
-
-
-def chat_item(action_type: str | None, item: dict[str, Any], content: str, error_type: str | None,
-              total: int, elapsed: float) -> dict[str, Any]:
-    """One answer in the newer KG-R1 chat-completion shape (``object: "kg_retrieval"``)."""
-    ok = error_type is None
-    return {
-        "id": f"kgret-{uuid.uuid4().hex[:24]}",
-        "object": "kg_retrieval",
-        "created": int(time.time()),
-        "model": "neorag-kg",
-        "success": ok,
-        "action": action_type,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                     "logprobs": None, "finish_reason": "stop" if ok else "error"}],
-        "usage": {},
-        "kg_metadata": {
-            "action_type": action_type, "dataset_name": item.get("dataset_name"),
-            "sample_id": item.get("sample_id"), "entity_id": item.get("entity_id"),
-            "relation": item.get("relation"), "success": ok,
-            "error_type": error_type or "KG_SUCCESS", "total_results": total, "query_time": elapsed,
-        },
-    }

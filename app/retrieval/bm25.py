@@ -76,6 +76,13 @@ class SparseBM25:
         return int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes)
 
 
+def lexical_heading(title: str | None, section: str | None) -> str:
+    """The words indexed before a chunk's text: its title, or its Markdown heading path when that
+    already starts with the title (so the title is not counted twice)."""
+    title, section = title or "", section or ""
+    return section if section and section.startswith(title) else f"{title} {section}".strip()
+
+
 class ChunkMeta(NamedTuple):
     """Per-chunk metadata kept with the index (saves reading it from the store per request)."""
 
@@ -115,7 +122,8 @@ class LexicalIndex:
         t = time.perf_counter()
         rows = self.store.run("retrieval_chunk_texts")
         index = SparseBM25(
-            [str(r["id"]) for r in rows], [f"{r.get('title') or ''} {r.get('text') or ''}" for r in rows]
+            [str(r["id"]) for r in rows],
+            [f"{lexical_heading(r.get('title'), r.get('section'))} {r.get('text') or ''}" for r in rows],
         )
         meta = {
             str(r["id"]): ChunkMeta(

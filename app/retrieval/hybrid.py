@@ -11,11 +11,14 @@ from typing import Any, NamedTuple
 from app.core.errors import StatementError
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
+from app.retrieval.multihop_stage import run_multihop
 from app.retrieval.rerank import rerank_candidates
+from app.retrieval.rerank_features import rerank_by_features
 from app.retrieval.scoring import Candidate, Weights, rank, score
 from app.retrieval.state import caches, index_status
 from app.retrieval.text import query_terms
 from app.services.container import Services
+from app.services.embedding_record import check_model_cached
 
 log = logging.getLogger(__name__)
 MIN_CANDIDATES = 24
@@ -39,6 +42,8 @@ class RetrievalOptions:
     min_vector: float = 0.0
     rerank: bool = True
     texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
+    graph_mode: str = "multihop"  # "multihop" (app/retrieval/multihop_stage.py) or "bonus" (_expand)
+    ablate: frozenset[str] = frozenset()  # multihop signals switched off: title, bridge, ppr (evaluation)
 
 
 @dataclass
@@ -74,6 +79,7 @@ def options_from_settings(services: Services, top_k: int | None = None, **overri
         per_entity=s.retrieval_per_entity_limit,
         max_freq=s.retrieval_entity_max_freq,
         min_vector=s.retrieval_entity_chunk_min_vector,
+        graph_mode=s.retrieval_graph_mode,
     )
     for key, value in overrides.items():
         setattr(opts, key, value)
@@ -139,6 +145,7 @@ def retrieve(
     opts = options or options_from_settings(services)
     weights = Weights.from_settings(services.settings)
     store = services.store
+    check_model_cached(services.extras, store, services.embedder.model_name, services.embedder.dimension)
     result = RetrievalResult(question, [], opts.top_k)
     t0 = time.perf_counter()
     # the question's embedding is computed while BM25 and entity linking (no vector needed) run
@@ -156,7 +163,8 @@ def retrieve(
             bm25_error = f"full-text search failed, BM25 skipped: {exc}"
         result.timings_ms["bm25"] = _ms(t)
     entities: list[dict[str, Any]] = []
-    if opts.graph and opts.depth >= 1:
+    multihop = opts.graph and opts.depth >= 1 and opts.graph_mode == "multihop"
+    if opts.graph and opts.depth >= 1 and not multihop:
         t = time.perf_counter()
         entities = link_entities(store, question, opts.max_freq)
         result.timings_ms["entity_link"] = _ms(t)
@@ -197,26 +205,34 @@ def retrieve(
             c.add_reason("bm25")
             c.bm25_rank, c.bm25 = i, value
 
-    if opts.graph and opts.depth >= 1:
+    if opts.graph and opts.depth >= 1 and not multihop:
         t = time.perf_counter()
         _expand(services, entities, opts, weights, pool, result)
         result.timings_ms["graph"] = _ms(t)
 
     t = time.perf_counter()
-    found = _fill_details(services, pool, emb)
-    result.timings_ms["details"] = _ms(t)
+    if multihop:
+        found = run_multihop(services, question, pool, lambda ids: _fill_details(services, pool, emb, ids),
+                             result, opts.ablate)
+    else:
+        found = _fill_details(services, pool, emb)
+        result.timings_ms["details"] = _ms(t)
     candidates = [c for c in pool.by_id.values() if c.id in found]
-    if opts.min_vector > 0:
+    if opts.min_vector > 0 and not multihop:
         candidates = [
             c for c in candidates if c.vector_rank or c.bm25_rank or (c.score_raw or 0.0) >= opts.min_vector
         ]
     score(candidates, weights)
+    if multihop:
+        rerank_by_features(candidates)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
         head = rank(candidates)[: services.settings.rerank_top_n]
         _load_texts(services, head)
         rerank_candidates(services, question, head)
         score(candidates, weights)
+        if multihop:
+            rerank_by_features(candidates)
         result.timings_ms["rerank"] = _ms(t)
     result.candidates = rank(candidates)
     if opts.texts:
@@ -355,18 +371,21 @@ def _apply(pool: _Pool, offers: list[Offer], weights: Weights, budget: int) -> l
     return added
 
 
-def _fill_details(services: Services, pool: _Pool, emb: list[float]) -> set[str]:
-    """Title, doc, vector score and degree of every candidate (no texts); returns the ids found.
+def _fill_details(
+    services: Services, pool: _Pool, emb: list[float], only: list[str] | None = None
+) -> set[str]:
+    """Title, doc, vector score and degree of the candidates (all, or ``only``; no texts); returns ids found.
 
     With the in-process BM25 index, metadata (title, doc, degree) comes from it and the store only
     scores the vectors; chunks it does not know yet (ingested since its last build) are read in full.
     """
     found: set[str] = set()
-    if not pool.by_id:
+    ids = list(pool.by_id) if only is None else [cid for cid in only if cid in pool.by_id]
+    if not ids:
         return found
     meta = _index_meta(services)
-    known = [cid for cid in pool.by_id if cid in meta]
-    unknown = [cid for cid in pool.by_id if cid not in meta]
+    known = [cid for cid in ids if cid in meta]
+    unknown = [cid for cid in ids if cid not in meta]
     if known:
         for row in services.store.run("retrieval_chunk_scores", {"ids": known, "embedding": emb}):
             c = pool.by_id[str(row["id"])]

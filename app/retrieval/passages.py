@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.documents.locations import add_locations
 from app.retrieval.hybrid import options_from_settings, retrieve
 from app.services.container import Services
 
 
 def retrieve_passages(services: Services, query: str, top_k: int) -> list[dict[str, Any]]:
-    """Top-k chunks for ``query`` as ``{"id", "contents", "title", "score"}`` items, best first.
+    """Top-k chunks for ``query`` as ``{"id", "contents", "title", "score", "location", "section"}`` items,
+    best first (``location``/``section``: where the chunk came from, extra fields CoRAG clients ignore).
 
     Uses vector + BM25 + entity/graph expansion up to ``passages_max_depth`` (default 1, for speed).
     """
@@ -19,7 +21,9 @@ def retrieve_passages(services: Services, query: str, top_k: int) -> list[dict[s
         services, top_k, depth=depth, graph=depth > 0, rerank=False, oversample=s.passages_oversample
     )
     result = retrieve(services, query, opts)
-    return [
+    items = [
         {"id": c.id, "contents": c.text, "title": c.title or "", "score": round(c.final, 6)}
         for c in result.top
     ]
+    add_locations(services.store, items)
+    return items

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import LLMUnavailable
+from app.documents.locations import add_locations, trailer_fields
 from app.retrieval import answer as ans
 from app.retrieval.answer import ContextItem
 from app.retrieval.hybrid import RetrievalResult, options_from_settings, retrieve
@@ -32,6 +33,7 @@ class QueryRequest:
     context: list[ContextItem] = field(default_factory=list)
     history: list[dict[str, str]] = field(default_factory=list)
     top_k: int | None = None
+    include_graph: bool = False  # the answer carries its evidence graph (app/graphview/evidence.py)
 
 
 @dataclass
@@ -67,9 +69,11 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
             "degree": c.degree,
             "rerank_score": ans.round6(c.rerank),
             "title": c.title,
+            "features": c.features,
         }
         for c in result.top
     ]
+    add_locations(services.store, items)
     body: dict[str, Any] = {
         "question": question,
         "degraded": result.degraded,
@@ -91,6 +95,7 @@ def prepare(services: Services, req: QueryRequest) -> Prepared:
     search_q = rewrite_question(services, req.question, req.history, warnings)
     result = retrieve(services, search_q, options_from_settings(services, req.top_k))
     sources = [ans.graph_source(c, i) for i, c in enumerate(result.top, 1)]
+    add_locations(services.store, sources)
     sources += [ans.external_source(item, len(sources) + j) for j, item in enumerate(req.context, 1)]
     if result.empty_graph:
         warnings.append(EMPTY_GRAPH)
@@ -115,6 +120,7 @@ def answer_cache_key(services: Services, req: QueryRequest) -> str:
             "c": [c.__dict__ for c in req.context],
             "h": req.history,
             "k": req.top_k,
+            "g": req.include_graph,
             "s": relevant,
             "llm": s.llm_base_url,
         },
@@ -148,7 +154,7 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
         )
     if mode == "extractive":
         text = ans.extractive_answer(prep.search_question, prep.sources)
-    body = {
+    body: dict[str, Any] = {
         "question": req.question,
         "answer": text,
         "mode": mode,
@@ -159,6 +165,10 @@ def run_query(services: Services, req: QueryRequest) -> dict[str, Any]:
     }
     if prep.search_question != req.question:
         body["rewritten_question"] = prep.search_question
+    if req.include_graph:
+        from app.graphview.evidence import answer_graph
+
+        body["graph"] = answer_graph(services, prep.search_question, prep.result)
     if mode == "llm":  # fallbacks are not cached: the LLM may be back next time
         cache.put(key, body)
     return {**body, "cached": False}
@@ -169,19 +179,25 @@ def _entities(prep: Prepared) -> list[dict[str, Any]]:
 
 
 def trailer(sources: list[dict[str, Any]]) -> str:
-    """The stream's final block: blank line, [SOURCES], one line per ranked source."""
+    """The stream's final block: blank line, [SOURCES], one line per ranked source; where a source's
+    location is known it follows the contract's fields (``, page=3`` / ``, lines=12-30`` / ``, record=4``)."""
     lines = [
-        f"- {s['rank']}. {s['id']} (rank={s['rank']}, reason={s['reason']}, score={float(s['score']):.4f})"
+        f"- {s['rank']}. {s['id']} (rank={s['rank']}, reason={s['reason']}, score={float(s['score']):.4f}"
+        f"{trailer_fields(s.get('location'))})"
         for s in sources
         if s.get("rank")
     ]
     return "\n\n[SOURCES]\n" + "".join(line + "\n" for line in lines)
 
 
-def stream_query(services: Services, req: QueryRequest) -> tuple[str, Iterator[str]]:
+def stream_query(services: Services, req: QueryRequest,
+                 on_prepared: Callable[[Prepared], None] | None = None) -> tuple[str, Iterator[str]]:
     """(mode, text chunks) for a streaming /query; the LLM's first token is awaited here, so a dead LLM
-    becomes an extractive answer, and a failure after it an inline ``[ERROR]`` line."""
+    becomes an extractive answer, and a failure after it an inline ``[ERROR]`` line. ``on_prepared``
+    sees the retrieval before any answer text (the evidence graph of ``include_graph``)."""
     prep = prepare(services, req)
+    if on_prepared is not None:
+        on_prepared(prep)
     if services.llm is None or not prep.sources:
         return "extractive", _extractive_stream(prep)
     deltas = services.llm.stream(ans.messages(req.question, prep.sources, req.history))

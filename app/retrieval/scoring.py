@@ -15,7 +15,7 @@ from typing import Any
 from app.core.config import Settings
 
 GRAPH_REASONS = ("entity", "relates", "cooccur", "llm_rel")
-REASON_ORDER = ("vector", "bm25", "entity", "llm_rel", "relates", "cooccur")
+REASON_ORDER = ("vector", "bm25", "title", "entity", "llm_rel", "relates", "bridge", "ppr", "cooccur")
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,12 @@ class Candidate:
     composite: float = 0.0
     rerank: float | None = None
     final: float = 0.0
+    # multi-hop signals (issue 17: app/retrieval/multihop.py, rerank_features.py)
+    title_match: float = 0.0
+    bridge: float = 0.0
+    ppr: float = 0.0
+    overlap: float = 0.0
+    features: dict[str, float] | None = None
 
     def add_reason(self, reason: str) -> None:
         if reason not in self.reasons:

@@ -30,8 +30,10 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
     return {
         "weights": Weights.from_settings(s).as_dict(),
         "fusion": s.retrieval_fusion,
+        "graph_mode": s.retrieval_graph_mode,
         "lexical_backend": s.retrieval_bm25_backend,
         "bm25_index": _bm25_stats(services),
+        "entity_graph": _entity_graph_stats(services),
         "quotas": {
             "max_nodes": s.retrieval_max_nodes,
             "max_depth": s.retrieval_max_depth,
@@ -59,6 +61,13 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
 
 def _bm25_stats(services: Services) -> dict[str, Any] | None:
     from app.retrieval.bm25 import EXTRAS_KEY
+
+    idx = services.extras.get(EXTRAS_KEY)
+    return idx.stats() if idx is not None else None
+
+
+def _entity_graph_stats(services: Services) -> dict[str, Any] | None:
+    from app.retrieval.graph_index import EXTRAS_KEY
 
     idx = services.extras.get(EXTRAS_KEY)
     return idx.stats() if idx is not None else None

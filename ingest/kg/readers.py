@@ -2,7 +2,8 @@
 
 Accepted: RoG parquet files (or a folder of them, e.g. an HF snapshot), RoG JSON / JSONL,
 the KG-R1 per-sample layout ``{base}/{dataset}/subgraphs/{sample_id}.json`` (``{"triples": [...]}``
-or a bare list of triples), and PathQuestion question files with their TSV KB.
+or a bare list of triples), KG-R1's own data folder (``entities.txt``, ``relations.txt``,
+``*_simple.json``: :mod:`ingest.kg.kgr1`), and PathQuestion question files with their TSV KB.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from ingest.kg import kgr1
 from ingest.kg.pathquestion import is_pathquestion_file, read_pathquestion
 from ingest.kg.records import KGRecord, clean_triples
 
@@ -44,6 +46,10 @@ def read_records(path: Path, dataset: str, split: str | None = None, kb: Path | 
 
 
 def _read_dir(path: Path, dataset: str, split: str | None) -> Iterator[KGRecord]:
+    folder = kgr1.find_folder(path, dataset)
+    if folder is not None:
+        yield from kgr1.open_source(folder, split=split).records()
+        return
     for candidate in (path / dataset / "subgraphs", path / "subgraphs", path):
         files = sorted(candidate.glob("*.json")) if candidate.is_dir() else []
         if files and candidate.name == "subgraphs" or (candidate == path and files):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.kg.facts import FactsExtra
+
 Triple = tuple[str, str, str]
 
 
@@ -18,6 +20,8 @@ class KGRecord:
     answers: list[str] = field(default_factory=list)
     q_entity: list[str] = field(default_factory=list)
     a_entity: list[str] = field(default_factory=list)
+    split: str | None = None  # overrides the load's --split (a KG-R1 folder holds both splits)
+    extra: FactsExtra | None = None  # KG-R1 layout: isolated/hidden entities, repeated names
 
     @classmethod
     def from_rog(cls, row: dict[str, Any]) -> KGRecord:

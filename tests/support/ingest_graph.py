@@ -11,6 +11,7 @@ from app.services.container import Services
 from app.services.embedder import Embedder
 from app.services.llm import LLMClient
 from app.store.base import GraphStore
+from ingest.cooccur import cooccur_rows
 
 
 def make_services(settings: Settings, store: GraphStore, embedder: Embedder,
@@ -32,8 +33,9 @@ def counts(store: GraphStore) -> dict[str, int]:
     return out
 
 
-def assert_invariants(store: GraphStore, dim: int = 384, min_count: int = 1) -> None:
-    """freq = chunks mentioning; no orphan entities/documents; CO_OCCURS exact and lower->higher id."""
+def assert_invariants(store: GraphStore, dim: int = 384, min_count: int = 2, top_k: int = 5) -> None:
+    """freq = chunks mentioning; no orphan entities/documents; CO_OCCURS exactly the bounded set
+    (ingest/cooccur.py, defaults as the settings) and lower->higher id."""
     bad_freq = q(store, "MATCH (e:Entity) OPTIONAL MATCH (:Chunk)-[m:MENTIONS]->(e) WITH e, count(m) AS n "
                         "WHERE n <> e.freq OR n = 0 RETURN e.id AS id, n, e.freq AS freq")
     assert bad_freq == [], bad_freq[:5]
@@ -52,10 +54,12 @@ def assert_invariants(store: GraphStore, dim: int = 384, min_count: int = 1) -> 
     for row in mentions:
         for a, b in combinations(sorted(set(row["es"])), 2):
             expected[(a, b)] += 1
+    bounded = {(r["a"], r["b"]) for r in cooccur_rows([row["es"] for row in mentions], top_k, min_count)}
     actual = {(r["a"], r["b"]): r["n"] for r in q(
         store, "MATCH (a:Entity)-[x:CO_OCCURS]->(b:Entity) RETURN a.id AS a, b.id AS b, x.count AS n")}
     assert all(a < b for a, b in actual)
-    assert actual == {k: v for k, v in expected.items() if v >= min_count}
+    assert actual == {k: expected[k] for k in bounded}
+    assert all(expected[k] >= min_count for k in bounded)
     dup = q(store, "MATCH (a:Chunk)-[x:NEXT]->(b:Chunk) WITH a, b, count(x) AS n "
                    "WHERE n > 1 OR a.doc_id <> b.doc_id OR b.seq <> a.seq + 1 RETURN a.id AS a")
     assert dup == []

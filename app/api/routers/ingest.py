@@ -14,6 +14,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
 from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
+from app.documents.uploads import ingest_roots
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
@@ -64,7 +65,7 @@ class _Params:
 
 def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     """Validate before any work: 403/404 path, 422 relations-only params, 503 LLM or store down."""
-    target = check_allowed(path, services.settings.ingest_roots)
+    target = check_allowed(path, ingest_roots(services.settings))
     if options.inc_rel_only:
         validate_relations_only(options)
         require_llm(services.llm)

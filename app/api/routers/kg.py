@@ -4,22 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from app.api.deps import get_services
+from app.api.routers.retrieve import answer_format
 from app.core.errors import BadInput
+from app.kg import kgr1
 from app.kg.actions import ACTIONS
 from app.kg.bridge import answer_query
 from app.kg.graph import list_datasets
+from app.kg.service import CHAT
 from app.services.container import Services
 
 router = APIRouter(tags=["kg"])
 
 
 @router.get("/actions")
-def actions(services: Services = Depends(get_services)) -> dict[str, Any]:
-    """Every accepted action_type with its required fields, and the loaded datasets with sample counts."""
+def actions(services: Services = Depends(get_services),
+            format: str | None = Query(None, description="chat: KG-R1's server's answer (default: "
+                                       "NEORAG_KG_DEFAULT_FORMAT)")) -> dict[str, Any]:
+    """Every accepted action_type with its required fields, and the loaded datasets with sample counts;
+    ``?format=chat``: what KG-R1's server answers (``actions`` = enabled action names)."""
+    settings = services.settings
+    if answer_format(format, settings.kg_default_format) == CHAT:
+        names = [r["name"] for r in services.store.run("kg_dataset_names")]
+        return kgr1.actions_listing(list(settings.kg_chat_actions), names)
     return {
         "actions": [{"name": s.name, "required": s.required, "optional": s.optional,
                      "result_key": s.result_key, "description": s.description} for s in ACTIONS.values()],

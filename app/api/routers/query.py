@@ -11,8 +11,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.api.deps import get_services
 from app.core.errors import BadInput, LLMUnavailable, StoreUnavailable
+from app.graphview.evidence import keep_answer_graph
 from app.retrieval import validate
-from app.retrieval.qa import QueryRequest, preview, run_query, stream_query
+from app.retrieval.qa import Prepared, QueryRequest, preview, run_query, stream_query
 from app.retrieval.state import caches
 from app.services.container import Services
 
@@ -25,6 +26,7 @@ QUERY_EXAMPLE = {
     "top_k": 8,
     "context": [{"id": "ext1", "text": "An external memo."}, "A plain snippet."],
     "history": [{"role": "user", "content": "Tell me about the film."}],
+    "include_graph": False,
 }
 
 
@@ -39,11 +41,15 @@ def _request(services: Services, body: dict[str, Any]) -> QueryRequest:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadInput("stream: must be true or false", field="stream")
+    include_graph = body.get("include_graph", False)
+    if not isinstance(include_graph, bool):
+        raise BadInput("include_graph: must be true or false", field="include_graph")
     return QueryRequest(
         question=validate.question(s, body.get("question")),
         context=validate.context(s, body.get("context")),
         history=validate.history(s, body.get("history")),
         top_k=validate.top_k(s, body.get("top_k"), s.retrieval_top_k),
+        include_graph=include_graph,
     )
 
 
@@ -56,11 +62,16 @@ def query(
     req = _request(services, data)
     try:
         if data.get("stream", False):
-            mode, chunks = stream_query(services, req)
+            headers: dict[str, str] = {}
+
+            def keep_graph(prep: Prepared) -> None:  # include_graph: GET /graph?answer=<id> draws it
+                headers["X-NeoRAG-Graph-Id"] = keep_answer_graph(services, prep.search_question, prep.result)
+
+            mode, chunks = stream_query(services, req, keep_graph if req.include_graph else None)
             return StreamingResponse(
                 iterate_in_threadpool(chunks),
                 media_type="text/plain; charset=utf-8",
-                headers={"X-NeoRAG-Mode": mode},
+                headers={"X-NeoRAG-Mode": mode, **headers},
             )
         return run_query(services, req)
     except (BadInput, StoreUnavailable, LLMUnavailable):

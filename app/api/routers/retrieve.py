@@ -7,6 +7,7 @@ path stays fast: one ``json.loads``, the batch executor, one ``json.dumps``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,11 +16,25 @@ from fastapi.responses import JSONResponse, Response
 
 from app.api.deps import get_services
 from app.core.errors import BadInput
+from app.kg.cache import KGCache
+from app.kg.chat import ChatOptions, run_chat
 from app.kg.runtime import kg_cache
-from app.kg.service import CHAT, SEED, run_actions
+from app.kg.service import CHAT, OFFLINE, SEED, NeedsStore, run_actions
+from app.store.base import GraphStore
 
 router = APIRouter(tags=["kg"])
-_FORMATS = {None: SEED, "": SEED, "seed": SEED, "legacy": SEED, "chat": CHAT}
+_FORMATS = {"seed": SEED, "legacy": SEED, "chat": CHAT}
+INLINE_MAX = 1024  # a warm batch up to this size is answered on the event loop (no thread hop)
+
+
+def answer_format(param: str | None, default: str) -> str:
+    """``?format=`` (seed | legacy | chat; absent or empty: the ``NEORAG_KG_DEFAULT_FORMAT`` default)."""
+    if not param:
+        return default
+    fmt = _FORMATS.get(param)
+    if fmt is None:
+        raise BadInput(f"format: must be 'chat' or 'seed', got {param!r}", field="format")
+    return fmt
 
 
 def _dumps(data: Any) -> Response:
@@ -29,7 +44,7 @@ def _dumps(data: Any) -> Response:
 
 @router.post("/retrieve", summary="KG-R1 actions (JSON list body) or CoRAG passages (JSON object body)")
 async def retrieve(request: Request) -> Response:
-    """List body: one answer per action, same order (``?format=chat`` for the chat shape).
+    """List body: one answer per action, same order (``?format=chat``: KG-R1's server's answers).
 
     Object body: ``{"query": ..., "top_k"?}`` -> passages (``?shape=list`` for a bare list).
     """
@@ -40,11 +55,9 @@ async def retrieve(request: Request) -> Response:
         raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
     services = get_services(request)
     if isinstance(data, list):
-        fmt_param = request.query_params.get("format")
-        fmt = _FORMATS.get(fmt_param)
-        if fmt is None:
-            raise BadInput(f"format: must be 'chat' or 'seed', got {fmt_param!r}", field="format")
-        limit = services.settings.kg_max_batch
+        settings = services.settings
+        fmt = answer_format(request.query_params.get("format"), settings.kg_default_format)
+        limit = settings.kg_max_batch
         if len(data) > limit:
             return JSONResponse(status_code=413, content={
                 "error": "batch_too_large", "field": "body",
@@ -53,9 +66,11 @@ async def retrieve(request: Request) -> Response:
             if not isinstance(item, dict):
                 raise BadInput(f"body[{index}]: each action must be a JSON object, got {type(item).__name__}",
                                field=f"body[{index}]")
-        cache = kg_cache(services.extras, services.settings.kg_cache_max_triples)
-        answers = await run_in_threadpool(run_actions, services.store, cache, data, fmt)
-        return _dumps(answers)
+        cache = kg_cache(services.extras, settings.kg_cache_max_triples, settings.kg_generation_check_ms)
+        if fmt == CHAT:
+            options = ChatOptions(settings.kg_relation_format, tuple(settings.kg_chat_actions))
+            return _dumps(await _answer(run_chat, services.store, cache, data, options))
+        return _dumps(await _answer(run_actions, services.store, cache, data))
     if isinstance(data, dict):
         return await _passages(request, services, data)
     raise BadInput(
@@ -63,6 +78,17 @@ async def retrieve(request: Request) -> Response:
         f"got {type(data).__name__}",
         field="body",
     )
+
+
+async def _answer(run: Callable[..., list[Any]], store: GraphStore, cache: KGCache, data: list[Any],
+                  *options: Any) -> list[Any]:
+    """A warm batch from the cache right here; anything needing the store on a worker thread."""
+    if len(data) <= INLINE_MAX:
+        try:
+            return run(OFFLINE, cache, data, *options)
+        except NeedsStore:
+            pass
+    return await run_in_threadpool(run, store, cache, data, *options)
 
 
 async def _passages(request: Request, services: Any, data: dict[str, Any]) -> Response:

@@ -58,10 +58,21 @@
       }).join(""));
   }
 
+  /** "p. 3" / "pp. 3-4" / "lines 12-30" / "record 4" from the trailer's location fields. */
+  function locationLabel(f) {
+    if (f.page) return "p. " + f.page;
+    if (f.pages) return "pp. " + f.pages;
+    if (f.lines) return f.lines.split("-")[0] === f.lines.split("-")[1] ? "line " + f.lines.split("-")[0] : "lines " + f.lines;
+    if (f.record !== undefined) return "record " + f.record + (f.paragraph !== undefined ? ", paragraph " + f.paragraph : "");
+    return "";
+  }
+  const LOCATION_FIELDS = ["page", "pages", "lines", "record", "paragraph"];
+
   function sourceItem(src, turn, cited) {
     const f = src.fields;
-    const scores = Object.entries(f).filter(([k]) => !["rank", "reason", "text", "preview"].includes(k))
-      .map(([k, v]) => k + " " + (isNaN(Number(v)) ? v : fmtNum(Number(v), 3)));
+    const scores = Object.entries(f).filter(([k]) => !["rank", "reason", "text", "preview"].includes(k) &&
+      !LOCATION_FIELDS.includes(k)).map(([k, v]) => k + " " + (isNaN(Number(v)) ? v : fmtNum(Number(v), 3)));
+    const loc = locationLabel(f);
     const preview = src.preview || f.text || f.preview;
     return el("li", { class: "source" + (cited ? " cited" : ""), id: "src-" + turn + "-" + src.rank,
       "data-rank": src.rank, "data-id": src.id }, [
@@ -69,6 +80,7 @@
         el("span", { class: "label", text: "S" + src.rank }),
         f.reason ? el("span", { class: "badge " + f.reason, text: f.reason }) : null,
         el("span", { class: "sid", text: src.id }),
+        loc ? el("span", { class: "loc", title: "where this source is in its file", text: loc }) : null,
         scores.length ? el("span", { class: "scores", text: scores.join(" · ") }) : null,
       ]),
       preview ? el("div", { class: "preview", text: preview }) : null,
@@ -87,7 +99,13 @@
     for (const li of box.querySelectorAll("li.source")) {
       const c = byId.get(li.dataset.id);
       if (!c || li.querySelector(".preview")) continue;
-      if (c.title || c.source) li.querySelector(".head").append(el("span", { class: "origin", text: c.title || c.source }));
+      const head = li.querySelector(".head");
+      if (c.location_label && !head.querySelector(".loc")) {
+        head.querySelector(".sid").after(el("span", { class: "loc", text: c.location_label }));
+      }
+      if (c.title || c.source) {
+        head.append(el("span", { class: "origin", text: (c.section || c.title || c.source) }));
+      }
       li.append(el("div", { class: "preview", text: c.preview }));
     }
   }
@@ -110,7 +128,7 @@
     const answerEl = el("div", { class: "answer streaming" });
     const meta = el("div", { class: "meta", text: "waiting for the first tokens…" });
     box.append(answerEl, meta);
-    const body = { question: q, stream: true };
+    const body = { question: q, stream: true, include_graph: true };
     if ($("#ask-use-history").checked && history.length) body.history = history.slice(-12);
     const t0 = performance.now();
     let text = "";
@@ -138,6 +156,11 @@
       text += decoder.decode();
       const mode = resp.headers.get("X-NeoRAG-Mode");
       const sources = finishTurn(box, answerEl, meta, text, turn, t0, firstAt, q, mode);
+      const graphId = resp.headers.get("X-NeoRAG-Graph-Id");  // "why this answer": the evidence graph
+      if (graphId && sources.length && window.NeoRAG.graph) {
+        box.append(el("button", { type: "button", class: "small why", text: "Why this answer? (graph)",
+          onclick: () => window.NeoRAG.graph.showAnswer(graphId) }));
+      }
       await loadPreviews(box, sources);
     } catch (e) {
       answerEl.classList.remove("streaming");

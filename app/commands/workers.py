@@ -1,0 +1,41 @@
+"""``neorag serve --workers N``: several uvicorn worker processes on one listening socket.
+
+uvicorn binds the shared socket of ``--workers`` with protocol 0; accepted connections inherit it and
+asyncio then never sets TCP_NODELAY on them, so every keep-alive response after the first waits for the
+client's delayed ACK (~40 ms on Linux; uvicorn issue #3149). :func:`tcp_socket` binds it with
+``IPPROTO_TCP`` instead, so each worker's connections get TCP_NODELAY as the one-process server's do.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from app.core.config import Settings
+from app.store.factory import embedded_server
+
+
+def tcp_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket for several workers whose accepted connections get TCP_NODELAY."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_workers(settings: Settings) -> None:
+    """Serve the API from ``settings.api_workers`` processes; each builds its own services (store
+    connection, embedder, KG cache). The embedded FalkorDB is started here once and reused by them."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    server = embedded_server(settings).start() if settings.backend == "embedded" else None
+    try:
+        config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
+                                port=settings.api_port, workers=settings.api_workers, log_level="info",
+                                access_log=settings.api_access_log)
+        Multiprocess(config, sockets=[tcp_socket(settings.api_host, settings.api_port)]).run()
+    finally:
+        if server is not None and server.started_here:
+            embedded_server(settings).stop()

@@ -1,0 +1,1 @@
+"""Documents: uploads, what is stored per ingested file, deletion, and citation locations."""

@@ -1,0 +1,1 @@
+"""Document entities (``Entity`` nodes): lookup by name, suggestions, duplicate proposals and merges."""

@@ -1,0 +1,171 @@
+"""The in-process entity graph of multi-hop retrieval: chunk x entity incidence, titles, PPR matrices.
+
+Built from the store (``retrieval_chunk_mentions``: every chunk's title and MENTIONS) like the BM25
+index, rebuilt in the background after an ingest or when the chunk count changes (the old one keeps
+serving). A chunk's title is one more entity of that chunk (its normalised key, and the key without a
+trailing parenthesis: "Lilu (mythology)" -> "lilu"), so a passage is reachable from every chunk that
+names it: the Wikipedia-style link that bridge questions follow.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from app.retrieval.bm25 import LexicalIndex
+from app.retrieval.entities import normaliser
+from app.retrieval.ppr import BipartiteWalk
+from app.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+EXTRAS_KEY = "retrieval_entity_graph"
+_PAREN = re.compile(r"\s*\([^)]*\)\s*$")
+_WORD = re.compile(r"[0-9A-Za-z]+")
+MAX_TITLE_WORDS = 8
+
+
+def title_keys(title: str | None) -> list[str]:
+    """Normalised keys a question may use for a title (with and without a trailing parenthesis)."""
+    if not title:
+        return []
+    norm = normaliser()
+    keys = {norm(title)}
+    base = _PAREN.sub("", title)
+    if base and base != title:
+        keys.add(norm(base))
+    return sorted(k for k in keys if len(k) >= 2)
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    """(lower-case word, starts a name) pairs: accents stripped, alphanumeric runs."""
+    plain = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    return [(m.group(0).lower(), m.group(0)[0].isupper() or m.group(0)[0].isdigit())
+            for m in _WORD.finditer(plain)]
+
+
+class TitleMatcher:
+    """Finds the titles of other chunks named in a chunk's text (word sequences starting with a capital)."""
+
+    def __init__(self, titles: dict[str, list[str]]) -> None:
+        # word-tuple of a title (and of its form without parenthesis) -> its title keys
+        self.keys: dict[tuple[str, ...], list[str]] = {}
+        self.lengths: dict[str, set[int]] = {}
+        for title, keys in titles.items():
+            for form in {title, _PAREN.sub("", title)}:
+                words = tuple(w for w, _ in _words(form))
+                if not words or len(words) > MAX_TITLE_WORDS:
+                    continue
+                self.keys.setdefault(words, [])
+                self.keys[words] = sorted(set(self.keys[words]) | set(keys))
+                self.lengths.setdefault(words[0], set()).add(len(words))
+
+    def find(self, text: str) -> set[str]:
+        """Title keys named in ``text``."""
+        words = _words(text)
+        plain = [w for w, _ in words]
+        found: set[str] = set()
+        for i, (w, cap) in enumerate(words):
+            if not cap or w not in self.lengths:
+                continue
+            for n in self.lengths[w]:
+                hit = self.keys.get(tuple(plain[i:i + n]))
+                if hit:
+                    found.update(hit)
+        return found
+
+
+@dataclass
+class EntityGraph:
+    """Chunks (rows) and entities (columns) with their incidence, titles and frequencies."""
+
+    ids: list[str]
+    row: dict[str, int]
+    entity_col: dict[str, int]
+    incidence: sparse.csr_matrix  # chunks x entities (0/1), titles included
+    by_entity: sparse.csc_matrix  # the same, column-major (fast column slices)
+    freq: np.ndarray  # chunks per entity column
+    by_title: dict[str, list[int]]  # title key -> chunk rows
+    titled: dict[int, list[int]]  # entity column -> rows of the chunks it is the title of
+    walk: BipartiteWalk
+
+    @classmethod
+    def build(cls, rows: list[dict[str, Any]]) -> EntityGraph:
+        """From ``[{id, title, text, entities}]`` rows: MENTIONS, own title and titles named in the text."""
+        ids = [str(r["id"]) for r in rows]
+        row = {cid: i for i, cid in enumerate(ids)}
+        cols: dict[str, int] = {}
+        by_title: dict[str, list[int]] = {}
+        r_idx: list[int] = []
+        c_idx: list[int] = []
+        own = [title_keys(rec.get("title")) for rec in rows]
+        titles = {str(rec.get("title")): keys for rec, keys in zip(rows, own, strict=True) if keys}
+        matcher = TitleMatcher(titles)
+        for i, rec in enumerate(rows):
+            keys = set(str(e) for e in rec.get("entities") or [])
+            keys |= matcher.find(str(rec.get("text") or ""))
+            for key in own[i]:
+                by_title.setdefault(key, []).append(i)
+                keys.add(key)
+            for key in keys:
+                r_idx.append(i)
+                c_idx.append(cols.setdefault(key, len(cols)))
+        data = np.ones(len(r_idx), dtype=np.float32)
+        inc = sparse.csr_matrix((data, (r_idx, c_idx)), shape=(len(ids), len(cols)), dtype=np.float32)
+        freq = np.asarray(inc.sum(axis=0)).ravel()
+        titled = {cols[key]: rows_ for key, rows_ in by_title.items()}
+        walk = BipartiteWalk.from_incidence(inc)
+        return cls(ids, row, cols, inc, inc.tocsc(), freq, by_title, titled, walk)
+
+    def chunk_entities(self, i: int) -> list[int]:
+        """Entity columns of chunk row ``i``."""
+        start, end = self.incidence.indptr[i], self.incidence.indptr[i + 1]
+        return [int(j) for j in self.incidence.indices[start:end]]
+
+    def memory_bytes(self) -> int:
+        total = 0
+        for m in (self.incidence, self.walk.to_chunks, self.walk.to_entities):
+            total += int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes)
+        return total
+
+
+class GraphIndex(LexicalIndex):
+    """The process's entity graph, kept fresh with the BM25 index's rules (stale after an ingest)."""
+
+    def build(self) -> EntityGraph:  # type: ignore[override]
+        t = time.perf_counter()
+        graph = EntityGraph.build(self.store.run("retrieval_chunk_mentions"))
+        with self._lock:
+            self.index, self.chunks, self.stale = graph, len(graph.ids), False  # type: ignore[assignment]
+            self.built_at, self.build_ms = time.time(), (time.perf_counter() - t) * 1000
+        log.info("entity graph: %d chunks, %d entities in %.0f ms", len(graph.ids), len(graph.entity_col),
+                 self.build_ms)
+        return graph
+
+    def graph(self) -> EntityGraph:
+        return self.current()  # type: ignore[return-value]
+
+    def stats(self) -> dict[str, Any]:
+        g: EntityGraph | None = self.index  # type: ignore[assignment]
+        return {
+            "chunks": len(g.ids) if g else 0,
+            "entities": len(g.entity_col) if g else 0,
+            "memory_mb": round(g.memory_bytes() / 2**20, 2) if g else 0.0,
+            "build_ms": round(self.build_ms, 1),
+            "stale": self.stale,
+        }
+
+
+def graph_index(extras: dict[str, Any], store: GraphStore) -> GraphIndex:
+    """The entity graph kept in ``extras`` (registers itself as an ingest listener)."""
+    idx = extras.get(EXTRAS_KEY)
+    if idx is None:
+        idx = extras.setdefault(EXTRAS_KEY, GraphIndex(store))
+        extras.setdefault("ingest_listeners", []).append(idx.mark_stale)
+    return idx  # type: ignore[no-any-return]

@@ -1,0 +1,133 @@
+"""Multi-hop signals over the in-process entity graph (pure functions, no I/O).
+
+For one question and the first stage's candidates (vector + BM25 hits):
+
+1. **title match**: chunks whose title key is one of the question's n-gram keys;
+2. **first-stage score**: min-max vector score + 0.4 BM25 + 0.3 title match over those candidates;
+3. **bridge**: the entities mentioned by the ``bridge_n`` best first-stage chunks that are the title of
+   another chunk bring that chunk in, scored by the relative first-stage score of the chunk that named it
+   (question decomposition without an LLM: the first hop's passage names the second hop's subject);
+4. **PPR**: Personalized PageRank (``app.retrieval.ppr``) restarting at the question's entities
+   (weight 1 / log(1 + chunks naming it), hubs above ``max_freq`` dropped) and at the best first-stage
+   chunks; its top ``ppr_top`` chunks join the candidates;
+5. **entity overlap**: the question's entities each candidate mentions, rarity-weighted.
+
+``app.retrieval.rerank_features`` turns these signals into the final score.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.retrieval.graph_index import EntityGraph
+from app.retrieval.ppr import personalized_pagerank
+from app.retrieval.scoring import Candidate
+
+
+@dataclass(frozen=True)
+class MultihopParams:
+    """Knobs of the multi-hop stage (from settings)."""
+
+    bridge_n: int = 5
+    ppr_alpha: float = 0.5
+    ppr_top: int = 10
+    ppr_seed_chunks: float = 1.0
+    max_freq: int = 60
+    first_bm25: float = 0.4
+    first_title: float = 0.3
+    use_ppr: bool = True
+
+
+@dataclass
+class Signals:
+    """Per-question multi-hop signals, by chunk id."""
+
+    title: set[str] = field(default_factory=set)
+    first: dict[str, float] = field(default_factory=dict)
+    bridge: dict[str, float] = field(default_factory=dict)
+    bridge_via: dict[str, str] = field(default_factory=dict)
+    ppr: dict[str, float] = field(default_factory=dict)
+    overlap: dict[str, float] = field(default_factory=dict)
+    entities: list[int] = field(default_factory=list)
+    ppr_scores: np.ndarray | None = None  # every chunk row, divided by the peak
+
+
+def question_entities(graph: EntityGraph, keys: list[str], max_freq: int) -> list[int]:
+    """Entity columns (titles included) named by the question's keys, hubs dropped."""
+    cols = []
+    for key in keys:
+        j = graph.entity_col.get(key)
+        if j is not None and 0 < graph.freq[j] <= max_freq:
+            cols.append(j)
+    return cols
+
+
+def title_matches(graph: EntityGraph, keys: list[str]) -> set[str]:
+    """Chunk ids whose title key is one of ``keys``."""
+    return {graph.ids[i] for key in keys for i in graph.by_title.get(key, ())}
+
+
+def min_max_map(values: dict[str, float]) -> dict[str, float]:
+    """Min-max normalised copy (all 1.0 when equal; {} stays {})."""
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    return {k: ((v - lo) / (hi - lo) if hi > lo else 1.0) for k, v in values.items()}
+
+
+def first_stage(candidates: list[Candidate], title: set[str], p: MultihopParams) -> dict[str, float]:
+    """Min-max vector score + bm25 + title match of each candidate (the hop-1 ranking)."""
+    vn = min_max_map({c.id: c.score_raw for c in candidates if c.score_raw is not None})
+    return {
+        c.id: vn.get(c.id, 0.0) + p.first_bm25 * c.bm25 + p.first_title * (c.id in title) for c in candidates
+    }
+
+
+def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: MultihopParams,
+            signals: Signals) -> None:
+    """Bridge, PPR and entity-overlap signals from the first stage (fills ``signals``)."""
+    ranked = sorted((cid for cid in first if cid in graph.row), key=lambda cid: (-first[cid], cid))
+    top = ranked[: p.bridge_n]
+    best = max((first[cid] for cid in top), default=1.0) or 1.0
+    for cid in top:
+        i = graph.row[cid]
+        strength = first[cid] / best
+        for j in graph.chunk_entities(i):
+            for r in graph.titled.get(j, ()):
+                target = graph.ids[r]
+                if r != i and strength > signals.bridge.get(target, 0.0):
+                    signals.bridge[target] = strength
+                    signals.bridge_via[target] = cid
+    cols = question_entities(graph, keys, p.max_freq)
+    signals.entities = cols
+    entity_seeds = {j: 1.0 / math.log1p(float(graph.freq[j])) for j in cols}
+    chunk_seeds = {graph.row[cid]: p.ppr_seed_chunks * max(first[cid], 0.0) / best for cid in top}
+    scores = (personalized_pagerank(graph.walk, entity_seeds, chunk_seeds, p.ppr_alpha) if p.use_ppr
+              else np.zeros(0, dtype=np.float32))
+    peak = float(scores.max()) if scores.size else 0.0
+    if peak > 0:
+        k = min(len(scores), max(p.ppr_top, 1))
+        head = np.argpartition(-scores, k - 1)[:k]
+        for r in head:
+            if scores[r] > 0:
+                signals.ppr[graph.ids[int(r)]] = float(scores[r]) / peak
+        signals.ppr_scores = scores / peak
+    if cols:
+        weights = np.array([entity_seeds[j] for j in cols], dtype=np.float32)
+        overlap = np.asarray(graph.by_entity[:, cols] @ weights).ravel()
+        top_overlap = float(overlap.max())
+        if top_overlap > 0:
+            for row in np.nonzero(overlap)[0].tolist():
+                signals.overlap[graph.ids[row]] = float(overlap[row]) / top_overlap
+
+
+def ppr_of(graph: EntityGraph, signals: Signals, cid: str) -> float:
+    """The normalised PPR score of any chunk (0 when the walk never reached it)."""
+    if cid in signals.ppr:
+        return signals.ppr[cid]
+    if signals.ppr_scores is None or cid not in graph.row:
+        return 0.0
+    return float(signals.ppr_scores[graph.row[cid]])

@@ -1,0 +1,93 @@
+"""The multi-hop graph stage of ``retrieve`` (``NEORAG_RETRIEVAL_GRAPH_MODE=multihop``, the default).
+
+After the vector and BM25 hits are in the pool: title matches join, their vector scores are read
+(one store round trip), bridge and PPR signals are computed in process (``app.retrieval.multihop``) and
+their chunks join (a second, smaller round trip); every candidate then carries its signals for
+``app.retrieval.rerank_features``. No Cypher graph expansion runs in this mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.retrieval.entities import question_keys
+from app.retrieval.graph_index import graph_index
+from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches
+from app.services.container import Services
+
+ABLATIONS = ("title", "bridge", "ppr")
+
+
+def params_from_settings(services: Services, ablate: frozenset[str] = frozenset()) -> MultihopParams:
+    """Stage parameters from settings; an ablated signal is switched off (never computed)."""
+    s = services.settings
+    return MultihopParams(
+        bridge_n=0 if "bridge" in ablate else s.retrieval_bridge_n,
+        ppr_alpha=s.retrieval_ppr_alpha,
+        ppr_top=s.retrieval_ppr_top,
+        max_freq=s.retrieval_entity_max_freq,
+        use_ppr="ppr" not in ablate and s.retrieval_ppr_top > 0,
+    )
+
+
+def run_multihop(
+    services: Services,
+    question: str,
+    pool: Any,
+    fill: Callable[[list[str] | None], set[str]],
+    result: Any,
+    ablate: frozenset[str] = frozenset(),
+) -> set[str]:
+    """Add title / bridge / PPR candidates to ``pool`` and set their signals; returns the ids found.
+
+    ``pool`` is hybrid's candidate pool (``by_id``, ``get_or_add``); ``fill(ids)`` reads vector scores
+    and metadata of ``ids`` (None = all) and returns those found in the store.
+    """
+    p = params_from_settings(services, ablate)
+    t = time.perf_counter()
+    graph = graph_index(services.extras, services.store).graph()
+    keys = question_keys(question)
+    signals = Signals(title=set() if "title" in ablate else title_matches(graph, keys))
+    budget = pool.max_nodes
+    for cid in sorted(signals.title):
+        c = pool.get_or_add(cid, budget - len(pool.by_id))
+        if c is not None:
+            c.add_reason("title")
+            c.title_match = 1.0
+    result.timings_ms["graph_index"] = _ms(t)
+    t = time.perf_counter()
+    found = fill(None)
+    result.timings_ms["details"] = _ms(t)
+    t = time.perf_counter()
+    first = first_stage([pool.by_id[cid] for cid in found], signals.title, p)
+    hop_two(graph, keys, first, p, signals)
+    added: list[str] = []
+    for reason, scores in (("bridge", signals.bridge), ("ppr", signals.ppr)):
+        for cid in sorted(scores, key=lambda k: (-scores[k], k)):
+            existing = cid in pool.by_id
+            c = pool.get_or_add(cid, budget - len(pool.by_id))
+            if c is None:
+                continue
+            c.add_reason(reason)
+            if not existing:
+                added.append(cid)
+    for c in pool.by_id.values():
+        c.bridge = signals.bridge.get(c.id, 0.0)
+        c.ppr = ppr_of(graph, signals, c.id)
+        c.overlap = signals.overlap.get(c.id, 0.0)
+        if c.id in signals.bridge_via and c.via is None:
+            c.via = signals.bridge_via[c.id]
+    result.entities = [{"id": key, "name": key, "freq": int(graph.freq[graph.entity_col[key]])}
+                       for key in keys if graph.entity_col.get(key) in set(signals.entities)]
+    result.timings_ms["graph"] = _ms(t)
+    if added:
+        t = time.perf_counter()
+        found |= fill(added)
+        result.timings_ms["details_hop2"] = _ms(t)
+    return found
+
+
+def _ms(t: float) -> float:
+    return round((time.perf_counter() - t) * 1000, 2)

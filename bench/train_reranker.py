@@ -1,0 +1,180 @@
+"""Fit the feature reranker's weights (app/retrieval/rerank_features.py) and score held-out questions.
+
+Runs the retrieval pipeline's own pure functions in memory, without a store: the corpus is chunked like
+ingest, embedded with the configured model (vectors cached under ``--cache``), BM25 is the in-process
+index, entities come from the heuristic extractor, and the multi-hop signals and features from
+``app.retrieval.multihop`` / ``rerank_features``. Every candidate of a question is one example (label:
+its paragraph is a supporting one); the model is a class-balanced logistic regression (scikit-learn,
+already installed with sentence-transformers; only this script needs it).
+
+    .venv/bin/python bench/train_reranker.py \\
+        --train hotpotqa:/work/shared/data/hotpotqa-train100 --train hotpotqa:/tmp/hp500:0:250 \\
+        --test hotpotqa:/tmp/hp500:250:500 --cache /tmp/reranker_cache
+
+A dataset is ``KIND:PATH[:FIRST:LAST]`` (question slice); KIND as ``neorag eval retrieval --dataset``.
+Prints the weights as Python to paste into rerank_features.py, and recall@2/5/10 per test set for the
+fitted weights and for the weights in the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.evaluation.retrieval_eval import load_dataset  # noqa: E402
+from app.retrieval.bm25 import SparseBM25  # noqa: E402
+from app.retrieval.entities import question_keys  # noqa: E402
+from app.retrieval.graph_index import EntityGraph  # noqa: E402
+from app.retrieval.hybrid import MIN_CANDIDATES, _Pool  # noqa: E402
+from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches  # noqa: E402
+from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS, feature_vector, model_score  # noqa: E402
+from app.retrieval.scoring import Weights, score  # noqa: E402
+from app.retrieval.text import query_terms  # noqa: E402
+from ingest.chunk import chunk_document  # noqa: E402
+from ingest.entities import extract_heuristic  # noqa: E402
+from ingest.load import load_file  # noqa: E402
+
+TOP_K = 20  # as `neorag eval retrieval`
+OVERSAMPLE = 4
+
+
+@dataclass
+class Corpus:
+    """Chunks, their vectors, BM25, entity graph, and the questions of one dataset slice."""
+
+    questions: list[tuple[str, set[str]]]
+    titles: list[str]
+    vectors: np.ndarray
+    qvectors: np.ndarray
+    bm25: SparseBM25
+    graph: EntityGraph
+
+
+def _cached(cache: Path, texts: list[str], encode: object, tag: str) -> np.ndarray:
+    key = hashlib.sha1(("\x1f".join(texts) + tag).encode()).hexdigest()[:16]
+    path = cache / f"{tag}-{key}.npy"
+    if path.exists():
+        return np.load(path)
+    arr = np.asarray(encode(texts), dtype=np.float32)  # type: ignore[operator]
+    cache.mkdir(parents=True, exist_ok=True)
+    np.save(path, arr)
+    return arr
+
+
+def load(spec: str, embedder: object, cache: Path) -> Corpus:
+    kind, path, *rng = spec.split(":")
+    questions, corpus_path = load_dataset(kind, Path(path))
+    if rng:
+        questions = questions[int(rng[0]):int(rng[1])]
+    chunks = [c for d in load_file(corpus_path).docs for c in chunk_document(d)]
+    model = getattr(embedder, "model_name", "model")
+    vectors = _cached(cache, [c.text for c in chunks], embedder.encode_raw, f"{model}-p")  # type: ignore[attr-defined]
+    qvectors = _cached(cache, [q.question for q in questions], embedder.encode_raw, f"{model}-q")  # type: ignore[attr-defined]
+    bm25 = SparseBM25([str(i) for i in range(len(chunks))], [f"{c.title} {c.text}" for c in chunks])
+    rows = [{"id": str(i), "title": c.title, "text": c.text,
+             "entities": [m.key for m in extract_heuristic(c.text)]} for i, c in enumerate(chunks)]
+    return Corpus([(q.question, set(q.support_titles)) for q in questions], [c.title for c in chunks],
+                  vectors, qvectors, bm25, EntityGraph.build(rows))
+
+
+def candidates(corpus: Corpus, qi: int, p: MultihopParams = MultihopParams(), max_nodes: int = 120) -> _Pool:
+    """The default pipeline's candidates of question ``qi`` with every signal set (as retrieve does)."""
+    question = corpus.questions[qi][0]
+    raw = (1 + corpus.vectors @ corpus.qvectors[qi]) / 2
+    k = max(MIN_CANDIDATES, TOP_K * OVERSAMPLE)
+    pool = _Pool(max_nodes)
+    for rank, i in enumerate(np.argsort(-raw)[:k], 1):
+        c = pool.get_or_add(str(i), max_nodes - len(pool.by_id))
+        if c is not None:
+            c.vector_rank, c.score_raw = rank, float(raw[i])
+    bm25 = dict(corpus.bm25.search(query_terms(question), k))
+    for rank, (cid, value) in enumerate(bm25.items(), 1):
+        c = pool.get_or_add(cid, max_nodes - len(pool.by_id))
+        if c is not None:
+            c.bm25_rank, c.bm25 = rank, value
+    keys = question_keys(question)
+    signals = Signals(title=title_matches(corpus.graph, keys))
+    for cid in sorted(signals.title):
+        c = pool.get_or_add(cid, max_nodes - len(pool.by_id))
+        if c is not None:
+            c.title_match = 1.0
+    for c in pool.by_id.values():
+        c.score_raw = float(raw[int(c.id)])
+    hop_two(corpus.graph, keys, first_stage(list(pool.by_id.values()), signals.title, p), p, signals)
+    for scores in (signals.bridge, signals.ppr):
+        for cid in sorted(scores, key=lambda key: (-scores[key], key)):
+            c = pool.get_or_add(cid, max_nodes - len(pool.by_id))
+            if c is not None:
+                c.score_raw = float(raw[int(cid)])
+    for c in pool.by_id.values():
+        c.bridge = signals.bridge.get(c.id, 0.0)
+        c.ppr = ppr_of(corpus.graph, signals, c.id)
+        c.overlap = signals.overlap.get(c.id, 0.0)
+    score(list(pool.by_id.values()), Weights())
+    return pool
+
+
+def examples(corpus: Corpus) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per question: (chunk rows, feature matrix, labels)."""
+    out = []
+    for qi, (_, support) in enumerate(corpus.questions):
+        cands = list(candidates(corpus, qi).by_id.values())
+        ids = np.array([int(c.id) for c in cands])
+        x = np.array([feature_vector(c) for c in cands])
+        y = np.array([corpus.titles[int(c.id)] in support for c in cands], dtype=float)
+        out.append((ids, x, y))
+    return out
+
+
+def recall(corpus: Corpus, data: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+           weights: tuple[float, ...], bias: float) -> list[float]:
+    """Mean recall@2/5/10 of supporting paragraphs (distinct titles) under ``weights``."""
+    out = []
+    for (ids, x, _), (_, support) in zip(data, corpus.questions, strict=True):
+        s = np.array([model_score(list(row), weights, bias) for row in x])
+        seen: list[str] = []
+        for i in ids[np.lexsort((ids, -s))]:
+            if corpus.titles[i] not in seen:
+                seen.append(corpus.titles[i])
+        out.append([len(support & set(seen[:k])) / max(len(support), 1) for k in (2, 5, 10)])
+    return [round(float(v), 4) for v in np.mean(out, axis=0)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--train", action="append", required=True)
+    ap.add_argument("--test", action="append", default=[])
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/neorag_reranker_cache"))
+    ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    args = ap.parse_args()
+    from sklearn.linear_model import LogisticRegression
+
+    from app.services.embedder import shared_embedder
+
+    embedder = shared_embedder()
+    train = [examples(load(spec, embedder, args.cache)) for spec in args.train]
+    x = np.concatenate([row[1] for data in train for row in data])
+    y = np.concatenate([row[2] for data in train for row in data])
+    model = LogisticRegression(C=args.c, max_iter=5000, class_weight="balanced").fit(x, y)
+    weights = tuple(round(float(w), 3) for w in model.coef_.ravel())
+    bias = round(float(model.intercept_[0]), 3)
+    n_questions = sum(len(d) for d in train)
+    print(f"# fitted on {len(y)} candidates ({int(y.sum())} supporting) of {n_questions} questions")
+    print(f"WEIGHTS = {weights}  # {FEATURES}")
+    print(f"BIAS = {bias}")
+    for spec in args.test:
+        corpus = load(spec, embedder, args.cache)
+        data = examples(corpus)
+        print(f"{spec}: fitted R@2/5/10 {recall(corpus, data, weights, bias)}; "
+              f"in code {recall(corpus, data, WEIGHTS, BIAS)}")
+
+
+if __name__ == "__main__":
+    main()

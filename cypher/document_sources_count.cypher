@@ -1,0 +1,3 @@
+// Number of Sources (ingested files). Params: none.
+MATCH (s:Source)
+RETURN count(s) AS n

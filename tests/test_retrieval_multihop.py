@@ -1,0 +1,146 @@
+"""Unit tests of the issue-17 scoring pieces: PPR, the entity graph, bridge signals, reranker features and
+bounded co-occurrence (pure functions, no store)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from app.retrieval.graph_index import EntityGraph, TitleMatcher, title_keys
+from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches
+from app.retrieval.ppr import BipartiteWalk, personalized_pagerank
+from app.retrieval.rerank_features import FEATURES, WEIGHTS, feature_vector, model_score, rank_feature
+from app.retrieval.scoring import Candidate
+from ingest.cooccur import PairCount, association, cooccur_rows, top_partners
+
+
+def _walk(pairs: list[tuple[int, int]], chunks: int, entities: int) -> BipartiteWalk:
+    rows, cols = zip(*pairs, strict=True)
+    m = sparse.csr_matrix((np.ones(len(pairs)), (rows, cols)), shape=(chunks, entities))
+    return BipartiteWalk.from_incidence(m)
+
+
+def test_ppr_prefers_close_chunks_and_reaches_two_hops_only_through_entities() -> None:
+    # chunk 0 - e0 - chunk 1 - e1 - chunk 2; chunk 3 - e2 is a separate component
+    walk = _walk([(0, 0), (1, 0), (1, 1), (2, 1), (3, 2)], chunks=4, entities=3)
+    assert np.allclose(walk.to_entities.sum(axis=0), 1.0)  # every chunk spreads all its mass
+    scores = personalized_pagerank(walk, {0: 1.0}, {}, alpha=0.5)
+    assert scores[0] > scores[2] > 0 and scores[1] > scores[2]
+    assert scores[3] == 0.0  # unreachable
+    assert scores.sum() <= 1.0 + 1e-6
+    # a chunk seed counts too, and seeds are additive
+    both = personalized_pagerank(walk, {0: 1.0}, {3: 1.0}, alpha=0.5)
+    assert both[3] > 0
+    assert not personalized_pagerank(walk, {}, {}).any()
+    with pytest.raises(ValueError):
+        personalized_pagerank(walk, {0: 1.0}, {}, alpha=0.0)
+
+
+def test_ppr_matches_the_closed_form_on_a_tiny_graph() -> None:
+    # one chunk, one entity: p_e = a + (1-a) p_c, p_c = (1-a) p_e  ->  p_e = a / (1 - (1-a)^2)
+    walk = _walk([(0, 0)], chunks=1, entities=1)
+    a = 0.3
+    p_c = personalized_pagerank(walk, {0: 1.0}, {}, alpha=a, iterations=200, tol=0.0)
+    p_e = a / (1 - (1 - a) ** 2)
+    assert p_c[0] == pytest.approx((1 - a) * p_e, rel=1e-4)
+
+
+def test_title_keys_and_matcher_find_capitalised_titles_only() -> None:
+    assert title_keys("Lilu (mythology)") == ["lilu", "lilu mythology"]
+    assert title_keys(None) == []
+    m = TitleMatcher({"Young, New South Wales": title_keys("Young, New South Wales"),
+                      "Two Dollar Radio": title_keys("Two Dollar Radio")})
+    found = m.find("She was born in Young, New South Wales. Published by Two Dollar Radio in 2010.")
+    assert found == set(title_keys("Young, New South Wales")) | set(title_keys("Two Dollar Radio"))
+    assert m.find("a young new south wales fan") == set()  # lower-case words never start a title
+
+
+def _graph() -> EntityGraph:
+    return EntityGraph.build([
+        {"id": "c1", "title": "Grace Krilanovich", "text": "Her novel was published by Two Dollar Radio.",
+         "entities": ["grace krilanovich", "american"]},
+        {"id": "c2", "title": "Two Dollar Radio", "text": "Two Dollar Radio is based in Columbus, Ohio.",
+         "entities": ["columbus", "ohio"]},
+        {"id": "c3", "title": "Columbus Crew", "text": "A soccer club.",
+         "entities": ["columbus", "american"]},
+    ])
+
+
+def test_entity_graph_links_a_chunk_to_the_titles_its_text_names() -> None:
+    g = _graph()
+    c1, c2 = g.row["c1"], g.row["c2"]
+    two_dollar = g.entity_col["two dollar radio"]
+    assert two_dollar in g.chunk_entities(c1) and two_dollar in g.chunk_entities(c2)
+    assert g.titled[two_dollar] == [c2]
+    assert title_matches(g, ["grace krilanovich", "novel"]) == {"c1"}
+    assert g.freq[g.entity_col["american"]] == 2
+
+
+def test_hop_two_bridges_from_the_first_hop_and_walks_from_question_entities() -> None:
+    g = _graph()
+    cands = [Candidate("c1", score_raw=0.9, bm25=1.0), Candidate("c3", score_raw=0.6, bm25=0.0)]
+    first = first_stage(cands, {"c1"}, MultihopParams())
+    assert first["c1"] == pytest.approx(1.0 + 0.4 + 0.3) and first["c3"] == pytest.approx(0.0)
+    signals = Signals(title={"c1"})
+    hop_two(g, ["grace krilanovich"], first, MultihopParams(bridge_n=1), signals)
+    assert signals.bridge == {"c2": 1.0} and signals.bridge_via == {"c2": "c1"}
+    assert signals.ppr["c1"] == 1.0 and 0 < ppr_of(g, signals, "c2") < 1.0
+    assert signals.overlap == {"c1": 1.0}
+    off = Signals()
+    hop_two(g, ["grace krilanovich"], first, MultihopParams(bridge_n=0, use_ppr=False), off)
+    assert off.bridge == {} and off.ppr == {} and ppr_of(g, off, "c2") == 0.0
+
+
+def test_feature_vector_order_and_model_monotonic_in_positive_features() -> None:
+    c = Candidate("x", score_raw=0.8, bm25=0.5, vector_rank=1, bm25_rank=4)
+    c.base_norm, c.title_match, c.bridge, c.ppr, c.overlap = 1.0, 1.0, 0.5, 0.25, 0.0
+    x = feature_vector(c)
+    assert len(x) == len(FEATURES) == len(WEIGHTS)
+    assert dict(zip(FEATURES, x, strict=True)) == {
+        "vector_n": 1.0, "vector": 0.8, "bm25": 0.5, "title": 1.0, "bridge": 0.5, "ppr": 0.25,
+        "overlap": 0.0, "vector_rk": 1.0, "bm25_rk": 0.5, "bridge_v": 0.5, "title_v": 1.0, "bridge_b": 0.25,
+        "ppr_v": 0.25}
+    assert rank_feature(None) == 0.0 and rank_feature(10_000) == 0.0 and rank_feature(4) == 0.5
+    for i, w in enumerate(WEIGHTS):  # the model is linear in its feature vector
+        up = list(x)
+        up[i] += 0.1
+        assert (model_score(up) > model_score(x)) == (w > 0)
+    c.bridge = 0.0
+    assert model_score(feature_vector(c)) < model_score(x)  # a bridged chunk ranks higher
+    assert 0.0 < model_score(x) < 1.0
+
+
+def test_bounded_cooccurrence_keeps_top_k_partners_by_count_times_pmi() -> None:
+    # "a" and "b" share 3 of 4 chunks: the strongest association; "c" is everywhere (a hub)
+    chunks = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "c", "d"], ["c", "d"], ["c", "e"], ["c", "e"]]
+    rows = cooccur_rows(chunks, top_k=1, min_count=2)
+    pairs = {(r["a"], r["b"]) for r in rows}
+    assert ("a", "b") in pairs and all(a < b for a, b in pairs)
+    assert not any("c" in p for p in pairs)  # PMI of a hub is <= 0
+    ab = next(r for r in rows if (r["a"], r["b"]) == ("a", "b"))
+    assert ab["count"] == 3 and ab["pmi"] == pytest.approx(math.log(3 * 6 / (3 * 3)), abs=1e-4)
+    assert cooccur_rows(chunks, top_k=0, min_count=1) == []
+    unbounded = cooccur_rows(chunks, top_k=100, min_count=1)
+    assert len(unbounded) >= len(rows)
+    # each entity keeps at most top_k partners of its own choosing
+    many = [PairCount("x", f"y{i}", 2, 2, 2) for i in range(5)]
+    chosen = top_partners(many, total_chunks=100, top_k=2, min_count=2)
+    assert len(chosen) == 2 and association(many[0], 100)[0] > 0
+
+
+def test_ppr_top_zero_switches_the_walk_off_and_ablations_switch_signals_off() -> None:
+    from types import SimpleNamespace
+
+    from app.core.config import Settings
+    from app.retrieval.multihop_stage import params_from_settings
+
+    on = params_from_settings(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
+    assert on.use_ppr and on.bridge_n == 5
+    off = params_from_settings(SimpleNamespace(settings=Settings(retrieval_ppr_top=0)))  # type: ignore[arg-type]
+    assert not off.use_ppr
+    ablated = params_from_settings(SimpleNamespace(settings=Settings()),  # type: ignore[arg-type]
+                                   frozenset({"bridge", "ppr"}))
+    assert ablated.bridge_n == 0 and not ablated.use_ppr
