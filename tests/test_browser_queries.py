@@ -166,3 +166,49 @@ def test_kg_action_path_follows_one_relation(fixture_graph: tuple[Settings, neo4
              for p in (r["p"] for r in records)}
     assert facts and all(rel == "spouse" for _, rel, _ in facts)
     assert any("frederica_of_mecklenburg-strelitz" in (h, t) for h, _, t in facts)
+
+
+GRASS = BROWSER / "neorag.grass"
+_BLOCK = re.compile(r"(node|relationship)(?:\.(\w+))?\s*\{((?:[^{}]|\{\w+\})*)\}")  # captions hold {prop}
+
+
+def grass_captions() -> dict[tuple[str, str], str]:
+    """(node | relationship, label or type) -> caption of each styled block of cypher/browser/neorag.grass."""
+    out: dict[tuple[str, str], str] = {}
+    for kind, name, body in _BLOCK.findall(GRASS.read_text(encoding="utf-8")):
+        caption = re.search(r"caption:\s*'([^']*)'", body)
+        assert caption, f"{kind}.{name or '*'} has a caption"
+        out[(kind, name or "*")] = caption[1]
+    return out
+
+
+def test_style_names_known_labels_and_types() -> None:
+    """Every styled label / type is one docs/SCHEMA.md documents (a typo styles nothing)."""
+    schema = (REPO_ROOT / "docs" / "SCHEMA.md").read_text(encoding="utf-8")
+    captions = grass_captions()
+    assert ("node", "*") in captions and ("relationship", "*") in captions
+    for kind, name in captions:
+        if name != "*":
+            assert (f":{name} " in schema or f":{name}]" in schema or f":{name})" in schema
+                    or f":{name}|" in schema), f"{kind}.{name} is not in docs/SCHEMA.md"
+
+
+def test_style_captions_every_label_with_a_property_it_has(
+        fixture_graph: tuple[Settings, neo4j.Driver]) -> None:
+    """In the fixture graph, every label and relationship type has its own caption, and every property a
+    caption shows is set on every node / relationship of it (Browser would show an empty caption)."""
+    driver = fixture_graph[1]
+    captions = grass_captions()
+    labels = [r["label"] for r in run(driver, "CALL db.labels() YIELD label RETURN label", {})]
+    types = [r["relationshipType"] for r in
+             run(driver, "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType", {})]
+    assert {"Chunk", "Entity", "KGSample", "KGEntity"} <= set(labels) and "KG_FACT" in types
+    for kind, names, pattern in (("node", labels, "MATCH (x:`{}`)"), ("relationship", types,
+                                                                        "MATCH ()-[x:`{}`]->()")):
+        for name in names:
+            caption = captions.get((kind, name))
+            assert caption, f"{kind}.{name} has no caption in neorag.grass"
+            for prop in re.findall(r"\{(\w+)\}", caption):
+                cypher = pattern.format(name) + f" WHERE x.`{prop}` IS NULL RETURN count(x) AS n"
+                missing = run(driver, cypher, {})[0]["n"]
+                assert missing == 0, f"{kind}.{name}: {missing} without {prop} (caption {caption!r})"

@@ -59,6 +59,7 @@ def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_p
     assert found.top and "Rhine" in found.top[0].text
 
 
+@pytest.mark.pristine_schema  # it makes a 16-d vector index (Neo4j: no 384-d one left from another test)
 def test_reembed_recreates_the_vector_index_for_another_dimension(store, embedder) -> None:  # type: ignore[no-untyped-def]
     store.bootstrap(16)
     store.run("document_upsert", {"rows": [{"id": "d1", "title": "Basel", "source": "s", "props": {}}]})
