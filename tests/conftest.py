@@ -26,6 +26,13 @@ Writing a test that runs on both backends
   ``@pytest.mark.pristine_schema``.
 - Ad-hoc assertions read with ``tests.support.ingest_graph.q(store, cypher)`` (plain Cypher both run).
 - A test that only makes sense on FalkorDB: ``@pytest.mark.backends("falkordb")`` (say why).
+
+What runs on one backend only (decision of issue 13, also in the README): the Chromium UI tests
+(test_ui_browser, test_ui_graph_browser, test_documents_browser) use ``falkor_server`` directly -- they test
+the page, and every endpoint under them runs on both backends in the API tests; a second browser session
+per backend would cost minutes of CI for no store coverage. test_embedded_server is FalkorDB's manager;
+test_neo4j_server, test_browser_queries and test_backend_parity are Neo4j's (the parity test builds the
+FalkorDB side itself). Everything else that touches a store runs on both.
 """
 
 from __future__ import annotations
