@@ -1,9 +1,10 @@
 """Ingest benchmark: end-to-end chunks/s vs the raw embedder on the same chunks, RSS, entity normalisation.
 
-Usage: .venv/bin/python bench/ingest.py /work/shared/data [--limit N]
+Usage: .venv/bin/python bench/ingest.py /work/shared/data [--backend embedded|neo4j]
 
-Ingests the HotpotQA and MuSiQue corpora (``*_corpus.json``) without an LLM into a fresh embedded
-FalkorDB (temporary data dir), and in the same run times ``Embedder.encode_raw`` on exactly the
+Ingests the HotpotQA and MuSiQue corpora (``*_corpus.json``) without an LLM into a fresh store (embedded
+FalkorDB, or a local Neo4j started with ``neorag neo4j``'s machinery; temporary data dir), and in the
+same run times ``Embedder.encode_raw`` on exactly the
 chunks the pipeline produces, at the same encode batch (``ingest_embed_batch_size``). Target:
 end-to-end >= 85 % of raw embedder throughput. ``rss_after_mb`` (current RSS after each corpus) shows
 whether memory grows with corpus size.
@@ -24,9 +25,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.config import Settings  # noqa: E402
 from app.services.container import build_services  # noqa: E402
-from app.store.embedded import EmbeddedServer  # noqa: E402
+from bench.backends import BACKENDS, bench_store  # noqa: E402
 from ingest.chunk import chunk_document  # noqa: E402
 from ingest.load import load_file  # noqa: E402
 from ingest.options import IngestOptions  # noqa: E402
@@ -50,22 +50,21 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, help="folder holding hotpotqa-train100/ and musique-train100/")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON report here too")
+    parser.add_argument("--backend", choices=BACKENDS, default="embedded")
     args = parser.parse_args()
     files = [args.data / c for c in CORPORA]
     for f in files:
         if not f.is_file():
             sys.exit(f"missing {f}")
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-ingest-"))
-    server = EmbeddedServer(tmp / "falkordb")
-    info = server.start()
-    try:
-        settings = Settings.model_validate({"falkor_data_dir": info.data_dir, "falkor_port": info.port,
-                                            "graph_name": "bench_ingest", "llm_base_url": None})
+    with bench_store(args.backend, tmp / "store") as bs:
+        settings = bs.settings
         services = build_services(settings, start_embedded=False)
         emb = services.embedder
         emb.encode_raw(["warm up the model"] * 64)
         rss_start = rss_mb()
-        report: dict[str, object] = {"machine": f"{os.cpu_count()} cores", "load_avg": os.getloadavg(),
+        report: dict[str, object] = {"backend": args.backend, "machine": f"{os.cpu_count()} cores",
+                                     "load_avg": os.getloadavg(),
                                      "ingest_batch": settings.ingest_batch_size,
                                      "encode_batch": settings.ingest_embed_batch_size, "corpora": {}}
         for f in files:
@@ -102,8 +101,6 @@ def main() -> None:
         if args.out:
             args.out.write_text(json.dumps(report, indent=2))
         services.close()
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

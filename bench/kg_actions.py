@@ -2,12 +2,13 @@
 
 Generates RoG-shaped samples (Freebase-style relations, names and MIDs, overlapping neighbourhoods,
 some duplicate triples), writes them in the seed's layout ``{base}/{dataset}/subgraphs/{id}.json``,
-loads them into a fresh embedded FalkorDB with ``ingest.kg.load_path`` (triples/s, store size per
+loads them into a fresh store (``--backend embedded``: FalkorDB, ``neo4j``: a local Neo4j started with
+``neorag neo4j``'s machinery) with ``ingest.kg.load_path`` (triples/s, store size per
 million triples), then serves NeoRAG (uvicorn subprocess) and the reference server
 (bench/kg_reference_server.py, uvicorn subprocess) on 127.0.0.1 and drives both, in the same run,
 with the same batches of mixed actions from a concurrent httpx client. Answers are cross-checked.
 
-    .venv/bin/python bench/kg_actions.py --samples 1000 --triples 3000
+    .venv/bin/python bench/kg_actions.py --samples 1000 --triples 3000 [--backend neo4j]
 """
 
 from __future__ import annotations
@@ -32,9 +33,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.store.cypher_library import CypherLibrary  # noqa: E402
-from app.store.embedded import EmbeddedServer, free_port  # noqa: E402
-from app.store.falkor import FalkorStore  # noqa: E402
+from app.store.embedded import free_port  # noqa: E402
+from bench.backends import BACKENDS, bench_store  # noqa: E402
 from ingest.kg.loader import load_path  # noqa: E402
 
 DATASET = "webqsp"
@@ -146,10 +146,6 @@ def strip_times(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in a.items() if k not in ("query_time", "error")} for a in answers]
 
 
-def dir_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -163,12 +159,16 @@ def main() -> None:
     parser.add_argument("--load-only", action="store_true", help="stop after the load and the store size")
     parser.add_argument("--falkor-args", default=None,
                         help="FalkorDB module arguments (default: NeoRAG's, see NEORAG_FALKOR_MODULE_ARGS)")
+    parser.add_argument("--backend", choices=BACKENDS, default="embedded")
+    parser.add_argument("--neo4j-heap", default="2g")
+    parser.add_argument("--neo4j-pagecache", default="1g")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kgbench-"))
     work.mkdir(parents=True, exist_ok=True)
     procs: list[subprocess.Popen[bytes]] = []
-    server = (EmbeddedServer(work / "db", port=free_port()) if args.falkor_args is None
-              else EmbeddedServer(work / "db", port=free_port(), falkor_args=args.falkor_args))
+    bench = bench_store(args.backend, work / "store", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache,
+                        falkor_args=args.falkor_args)
+    bs = bench.__enter__()
     try:
         t0 = time.perf_counter()
         samples = make_samples(args.samples, args.triples)
@@ -177,31 +177,20 @@ def main() -> None:
         print(f"generated {len(samples)} samples, {raw:,} triples (with duplicates) "
               f"in {time.perf_counter() - t0:.1f}s")
 
-        info = server.start()
-        graph = "kgbench"
-        store = FalkorStore(CypherLibrary(ROOT / "cypher", "falkordb"), "127.0.0.1", info.port, graph)
-        report = load_path(store, work / "data", DATASET)
+        print(f"backend: {args.backend}; load average before the load {os.getloadavg()[0]:.1f}")
+        report = load_path(bs.store, work / "data", DATASET)
         print(f"load: {report.triples:,} distinct triples, {report.samples_loaded} samples "
               f"in {report.seconds:.1f}s = {report.triples_per_s:,.0f} triples/s")
-        mem = store._db.connection.execute_command("GRAPH.MEMORY", "USAGE", graph)  # noqa: SLF001
-        mem_map = dict(zip(mem[::2], mem[1::2], strict=False))
-        used = store._db.connection.info("memory")["used_memory"]  # noqa: SLF001
-        store._db.connection.execute_command("BGREWRITEAOF")  # noqa: SLF001
-        time.sleep(2)
-        aof = dir_size(work / "db")
         per_m = 1e6 / max(report.triples, 1)
-        print(f"store size per million triples: graph {mem_map.get('total_graph_sz_mb', 0) * per_m:,.0f} MB "
-              f"(GRAPH.MEMORY USAGE), redis used_memory {used / 2**20 * per_m:,.0f} MB, "
-              f"data dir (AOF) {aof / 2**20 * per_m:,.0f} MB")
-        store.close()
+        size = bs.size()
+        print("store size per million triples: " + ", ".join(
+            f"{k.removesuffix('_mb')} {v * per_m:,.0f} MB" for k, v in size.items()))
         if args.load_only:
-            print(f"falkor module args: {' '.join(server.falkor_args)}; "
-                  f"load average {os.getloadavg()[0]:.1f}")
+            print(f"load average {os.getloadavg()[0]:.1f}")
             return
 
         neo_port, ref_port = free_port(), free_port()
-        env = {**os.environ, "NEORAG_FALKOR_DATA_DIR": str(work / "db"),
-               "NEORAG_FALKOR_PORT": str(info.port), "NEORAG_GRAPH_NAME": graph,
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")}, **bs.env,
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.api.main:create_app", "--factory", "--host", "127.0.0.1",
@@ -247,7 +236,7 @@ def main() -> None:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        server.stop()
+        bench.__exit__(None, None, None)
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -1,7 +1,8 @@
 # ruff: noqa: E501
-"""Latency of POST /ranking/preview and CoRAG POST /retrieve at 2k and 20k chunks (embedded FalkorDB).
+"""Latency of POST /ranking/preview and CoRAG POST /retrieve at 2k and 20k chunks (embedded FalkorDB or Neo4j).
 
 Run: .venv/bin/python bench/query.py [--sizes 2000 20000] [--requests 100] [--concurrency 1 4] [--base-cache F]
+     [--backend embedded|neo4j]
 
 The HotpotQA train100 corpus (shared/data) is ingested once through the real pipeline (no LLM); larger
 graphs are that graph copied k times (chunks, documents, entities, MENTIONS, CO_OCCURS, RELATES_TO, NEXT;
@@ -38,9 +39,8 @@ import numpy as np  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.services.container import Services  # noqa: E402
 from app.services.embedder import shared_embedder  # noqa: E402
-from app.store.cypher_library import CypherLibrary  # noqa: E402
-from app.store.embedded import EmbeddedServer  # noqa: E402
-from app.store.falkor import FalkorStore  # noqa: E402
+from app.store.factory import make_store  # noqa: E402
+from bench.backends import BACKENDS, bench_store  # noqa: E402
 
 DATA = Path("/work/shared/data/hotpotqa-train100")
 
@@ -77,27 +77,33 @@ BENCH_STATEMENTS = {
 }
 
 
+# Neo4j: the same chunks, their vector stored as float32 like chunk_set_embeddings does.
+NEO4J_CHUNKS = ("// Bench: chunks with vectors. Params: $rows.\nUNWIND $rows AS r MATCH (d:Document {id: r.doc_id}) "
+                "CREATE (d)-[:HAS_CHUNK]->(c:Chunk {id: r.id, doc_id: r.doc_id, text: r.text, title: r.title, "
+                "source: r.source, seq: r.seq, hash: r.hash}) "
+                "WITH c, r CALL db.create.setNodeVectorProperty(c, 'embedding', r.embedding)")
+
+
 def bench_library(tmp: Path) -> Path:
-    """A copy of cypher/ plus the bench statements."""
+    """A copy of cypher/ plus the bench statements (both dialects)."""
     lib = tmp / "cypher"
     shutil.copytree(ROOT / "cypher", lib)
     for name, text in BENCH_STATEMENTS.items():
         (lib / "falkordb" / f"{name}.cypher").write_text(text + "\n")
+        neo = NEO4J_CHUNKS if name == "bench_write_chunks" else text
+        (lib / "neo4j" / f"{name}.cypher").write_text(neo + "\n")
     return lib
 
 
-def make_services(settings: Settings, port: int) -> Services:
-    store = FalkorStore(
-        CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", port, settings.graph_name
-    )
-    return Services(settings, store, shared_embedder(), None)
+def make_services(settings: Settings) -> Services:
+    return Services(settings, make_store(settings), shared_embedder(), None)
 
 
-def ingest_base(settings: Settings, port: int) -> Services:
+def ingest_base(settings: Settings) -> Services:
     from ingest.options import IngestOptions
     from ingest.pipeline import ingest_path
 
-    services = make_services(settings, port)
+    services = make_services(settings)
     services.store.run("graph_clear")
     services.store.bootstrap(services.embedder.dimension)
     t = time.perf_counter()
@@ -122,7 +128,7 @@ def export(base: Services) -> dict[str, list[dict[str, Any]]]:
 def build_scaled(services: Services, base: dict[str, list[dict[str, Any]]], target: int) -> int:
     """Write ceil(target / base chunks) copies of the base graph; returns the chunk count."""
     store = services.store
-    store.drop_graph()  # type: ignore[attr-defined]
+    store.run("graph_clear")
     store.bootstrap(services.embedder.dimension)
     copies = math.ceil(target / len(base["chunks"]))
     rng = np.random.default_rng(0)
@@ -170,14 +176,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(settings: Settings, graph_mode: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def serve(settings: Settings, store_env: dict[str, str],
+          graph_mode: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """``neorag serve`` in its own process (no GIL shared with the client), on the bench graph."""
     port = free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")},
+        **store_env,
         **({"NEORAG_RETRIEVAL_GRAPH_MODE": graph_mode} if graph_mode else {}),
-        "NEORAG_FALKOR_DATA_DIR": str(settings.falkor_data_dir),
-        "NEORAG_FALKOR_PORT": str(settings.falkor_port),
         "NEORAG_GRAPH_NAME": settings.graph_name,
         "NEORAG_CYPHER_DIR": str(settings.cypher_dir),
         "NEORAG_LLM_BASE_URL": "",
@@ -262,19 +268,15 @@ def main() -> None:
         default=None,
         help="JSON file keeping the ingested base graph between runs (written when missing)",
     )
+    ap.add_argument("--backend", choices=BACKENDS, default="embedded")
     ap.add_argument("--graph-modes", nargs="+", default=[None], help="NEORAG_RETRIEVAL_GRAPH_MODE values "
                     "to compare: one server each, same graph, interleaved per size (default: the setting)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
-    server = EmbeddedServer(tmp / "db")
-    info = server.start()
-    settings = Settings(
-        falkor_data_dir=tmp / "db",
-        falkor_port=info.port,
-        graph_name="bench_base",
-        cypher_dir=bench_library(tmp),
-        llm_base_url=None,
-    )
+    bench = bench_store(args.backend, tmp / "store", cypher_dir=bench_library(tmp))
+    bs = bench.__enter__()
+    settings = bs.settings.model_copy(update={"graph_name": "bench_base"})
+    print(f"backend {args.backend}, load average {os.getloadavg()[0]:.1f}", flush=True)
     questions = [q["question"] for q in json.loads((DATA / "hotpotqa_train.json").read_text())]
     mq = Path("/work/shared/data/musique-train100/musique_train.json")
     questions += [q["question"] for q in json.loads(mq.read_text())]
@@ -285,17 +287,17 @@ def main() -> None:
             base = json.loads(args.base_cache.read_text())
             print(f"base graph from {args.base_cache}: {len(base['chunks'])} chunks", flush=True)
         else:
-            base = export(ingest_base(settings, info.port))
+            base = export(ingest_base(settings))
             if args.base_cache:
                 args.base_cache.write_text(json.dumps(base))
         for size in args.sizes:
             s = settings.model_copy(update={"graph_name": f"bench_{size}"})
-            services = make_services(s, info.port)
+            services = make_services(s)
             t = time.perf_counter()
             chunks = build_scaled(services, base, size)
             print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
             for mode in args.graph_modes:
-                proc, url = serve(s, mode)
+                proc, url = serve(s, bs.env, mode)
                 # every request a question not seen before: the query embedding is computed, never cached
                 qs = rng.sample(questions, len(questions))
                 half = min(args.requests, len(qs) // 2)
@@ -316,9 +318,9 @@ def main() -> None:
                 finally:
                     proc.terminate()
                     proc.wait(timeout=30)
-            services.store.drop_graph()  # type: ignore[attr-defined]
+            services.store.run("graph_clear")
     finally:
-        server.stop()
+        bench.__exit__(None, None, None)
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(results, indent=1))
     if len(args.sizes) >= 2 and len(args.graph_modes) == 1:

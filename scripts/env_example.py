@@ -55,7 +55,7 @@ def _value(name: str, default: Any) -> str:
         return "true" if default else "false"
     if isinstance(default, Path):
         text = str(default)
-        return text if default.is_absolute() else f"./{text}"
+        return text if default.is_absolute() or text.startswith("~") else f"./{text}"
     if isinstance(default, list | dict):
         return json.dumps(default, default=str)
     return str(default)

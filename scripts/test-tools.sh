@@ -13,6 +13,23 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
          "sudo apt-get install chromium chromium-driver" >&2
   fi
 fi
+# Java 17 (a JDK: NeoRAG compiles its small Neo4j launcher) and Maven, for the Neo4j half of the tests
+# (`neorag neo4j` runs Neo4j 5.26 Community from Maven Central jars), when missing.
+if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing openjdk-17-jdk-headless and maven (apt-get)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless maven >/dev/null
+  else
+    echo "warning: javac/mvn missing and not root: the Neo4j half of the tests will fail -> " \
+         "sudo apt-get install openjdk-17-jdk-headless maven" >&2
+  fi
+fi
+# The pinned Neo4j jars, resolved once into ~/.cache/neorag (NEORAG_NEO4J_CACHE_DIR) and the launcher compiled,
+# so the test session only starts the server.
+if command -v mvn >/dev/null 2>&1 && [ -x .venv/bin/neorag ]; then
+  .venv/bin/neorag neo4j install >&2 || echo "warning: could not resolve the Neo4j jars (see above)" >&2
+fi
 # Neo4j's own Cypher parser for the lint test, pinned (tests/lint/package.json + lock), into git-ignored tests/.lint.
 if [ -f tests/lint/package.json ]; then
   if ! command -v npm >/dev/null 2>&1; then

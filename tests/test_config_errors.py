@@ -15,9 +15,10 @@ import pytest
 
 from app.core.config import Settings
 from app.core.errors import ConfigError
+from app.store.base import GraphStore
 from app.store.embedded import EmbeddedServer, free_port
-from app.store.falkor import FalkorStore
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 
 NEORAG = str(Path(sys.executable).parent / "neorag")
 
@@ -118,7 +119,8 @@ def test_app_still_starts_degraded_when_neo4j_is_down(closed_port: int) -> None:
     assert "unreachable" in diag.json()["schema_error"]
 
 
-def test_vector_dimension_mismatch_is_flagged(settings: Settings, store: FalkorStore,
+@pytest.mark.pristine_schema
+def test_vector_dimension_mismatch_is_flagged(settings: Settings, store: GraphStore,
                                               caplog: pytest.LogCaptureFixture) -> None:
     store.run("ddl_80_chunk_vector", {"dim": 128})  # an index made by another embedder
     with caplog.at_level(logging.ERROR), app_client(settings) as client:
@@ -133,19 +135,15 @@ def test_vector_dimension_mismatch_is_flagged(settings: Settings, store: FalkorS
     assert dims == [128]  # never silently recreated
 
 
-def test_store_down_at_start_gets_its_schema_when_it_comes_up(tmp_path: Path, graph_name: str) -> None:
-    port = free_port()
-    server = EmbeddedServer(tmp_path / "db", port=port)
-    settings = Settings(falkor_data_dir=tmp_path / "db", falkor_port=port, graph_name=graph_name)
-    try:
+def test_store_down_at_start_gets_its_schema_when_it_comes_up(tmp_path: Path, backend: Backend) -> None:
+    with backend.stoppable(tmp_path, pristine=True) as (switch, settings):
+        switch.stop()
         with app_client(settings) as client:  # the app starts although the store is down
             down = client.get("/health")
             assert down.status_code == 503 and down.json()["status"] == "degraded"
             assert client.get("/diagnostics").json()["schema_error"]
-            server.start()
+            switch.start()
             assert client.get("/health").status_code == 200
             diag = client.get("/diagnostics").json()
             assert diag["schema_error"] is None
             assert diag["vector_index"]["present"] is True and diag["vector_index"]["dimension"] == 384
-    finally:
-        server.stop()

@@ -9,11 +9,11 @@ from app.cli import cli
 from app.core.errors import ConfigError
 from app.retrieval import options_from_settings, retrieve
 from app.services.embedding_record import record_model, reembed, stored_record
-from app.store.embedded import ServerInfo
 from app.store.schema import vector_index_dimension
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.ingest_graph import make_services, q
 
 TEXT = (
@@ -23,7 +23,7 @@ TEXT = (
 
 
 def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_path,  # type: ignore[no-untyped-def]
-                                               falkor_server: ServerInfo,
+                                               backend: Backend,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "notes.txt").write_text(TEXT)
     services = make_services(settings, store, embedder)
@@ -42,8 +42,8 @@ def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_p
         assert resp.status_code == 503
         assert resp.json()["error"] == "misconfigured" and "neorag reembed" in resp.json()["message"]
     # `neorag reembed` re-encodes every chunk with the configured model and records it
-    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
-    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
+    for key, value in backend.env(settings).items():
+        monkeypatch.setenv(key, value)
     store._execute("MATCH (c:Chunk) SET c.embedding = NULL", {}, True)
     result = CliRunner().invoke(cli, ["reembed", "--graph", settings.graph_name, "--batch-size", "1"])
     assert result.exit_code == 0, result.output
@@ -59,6 +59,7 @@ def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_p
     assert found.top and "Rhine" in found.top[0].text
 
 
+@pytest.mark.pristine_schema  # it makes a 16-d vector index (Neo4j: no 384-d one left from another test)
 def test_reembed_recreates_the_vector_index_for_another_dimension(store, embedder) -> None:  # type: ignore[no-untyped-def]
     store.bootstrap(16)
     store.run("document_upsert", {"rows": [{"id": "d1", "title": "Basel", "source": "s", "props": {}}]})

@@ -13,22 +13,22 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.evaluation.corag_eval import fact_found, golden_facts, ground_truth, load_eval_file
-from app.store.embedded import ServerInfo
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
-from tests.support.reasoning import HOTPOT, drop_graph
+from tests.support.reasoning import HOTPOT
 
 ITEMS = json.loads(HOTPOT.read_text())
 
 
 @pytest.fixture
-def env(falkor_server: ServerInfo, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    graph = f"t_coragev_{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
-    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
-    monkeypatch.setenv("NEORAG_GRAPH_NAME", graph)
+def env(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    settings = backend.settings(f"t_coragev_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
+    for key, value in backend.env(settings).items():
+        monkeypatch.setenv(key, value)
     monkeypatch.setenv("NEORAG_LLM_MAX_RETRIES", "0")
-    yield graph
-    drop_graph(falkor_server, graph)
+    yield settings.graph_name
+    backend.drop(settings.graph_name)
 
 
 def test_golden_facts_and_matching() -> None:

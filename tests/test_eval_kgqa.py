@@ -13,23 +13,23 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.core.errors import LLMUnavailable
-from app.store.embedded import ServerInfo
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
-from tests.support.reasoning import PQ_KB, PQ_QUESTIONS, drop_graph
+from tests.support.reasoning import PQ_KB, PQ_QUESTIONS
 
 LINES = [line.split("\t") for line in PQ_QUESTIONS.read_text().splitlines()[:3]]
 
 
 @pytest.fixture
-def env(falkor_server: ServerInfo, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    graph = f"t_kgqa_{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
-    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
-    monkeypatch.setenv("NEORAG_GRAPH_NAME", graph)
+def env(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    settings = backend.settings(f"t_kgqa_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
+    for key, value in backend.env(settings).items():
+        monkeypatch.setenv(key, value)
     monkeypatch.setenv("NEORAG_LLM_MAX_RETRIES", "0")
     monkeypatch.delenv("NEORAG_LLM_BASE_URL", raising=False)
-    yield graph
-    drop_graph(falkor_server, graph)
+    yield settings.graph_name
+    backend.drop(settings.graph_name)
 
 
 def run(args: list[str]) -> Any:

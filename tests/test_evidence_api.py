@@ -11,8 +11,8 @@ import pytest
 from app.core.config import Settings
 from app.reasoning.convinse import NeoRAGEvidenceRetriever
 from app.services.container import build_services
-from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.reasoning import HOTPOT, PQ_KB, PQ_QUESTIONS, module_settings, store_down_client
 
 KEYS = {"evidence_text", "source", "disambiguations", "wikidata_entities", "retrieved_for_entity"}
@@ -21,17 +21,21 @@ HQ_Q = "If Gallu is a demon Lilu is what?"
 
 
 @pytest.fixture(scope="module")
-def both(falkor_server: ServerInfo) -> Iterator[Settings]:
+def both(request: pytest.FixtureRequest, backend: Backend) -> Iterator[Settings]:
     """One graph holding the PQ-2H KG (dataset pq2h) and the 40 HotpotQA paragraphs as chunks."""
     from ingest.kg import load_path
     from ingest.pipeline import ingest_path
 
-    settings = module_settings(falkor_server, f"t_evs_{uuid.uuid4().hex[:8]}")
+    settings = module_settings(backend, f"t_evs_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
     services = build_services(settings, start_embedded=False)
-    load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)
-    ingest_path(services, HOTPOT)
-    yield settings
-    services.store.drop_graph()  # type: ignore[attr-defined]
+
+    def build() -> None:
+        load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)
+        ingest_path(services, HOTPOT)
+
+    with backend.shared_graph(request, settings, build):
+        yield settings
     services.close()
 
 
@@ -121,8 +125,8 @@ def test_unknown_dataset_is_404(both: Settings) -> None:
     assert r.status_code == 404 and r.json()["field"] == "dataset"
 
 
-def test_store_down_is_503(both: Settings) -> None:
-    with store_down_client(both) as client:
+def test_store_down_is_503(both: Settings, backend: Backend) -> None:
+    with store_down_client(backend, both) as client:
         r = client.post("/evidence", json={"question": PQ_Q})
     assert r.status_code == 503 and r.json()["error"] == "store_unavailable"
 

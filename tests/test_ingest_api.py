@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.services.ingest_jobs import ingest_jobs
@@ -96,6 +97,7 @@ def test_sse_stage_order_and_result(settings, store, tmp_path) -> None:  # type:
     assert result["chunks_new"] == counts(store)["node:Chunk"] == progress[-1]["total"]
 
 
+@pytest.mark.pristine_schema  # an index of 8 dimensions, not the standard one
 def test_sse_error_event_and_prevalidation(settings, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
     root = _root(tmp_path, ["extra.jsonl"])
     store.bootstrap(8)  # a vector index of another dimension: the run fails with one line
@@ -137,9 +139,9 @@ def test_concurrent_same_path_409_and_disconnect_continues(settings, store,  # t
             assert ck["complete"] is True and len(pair_requests) == len(ck["rel_pairs"]) > 0
 
 
-def test_store_down_is_503(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_store_down_is_503(settings, backend, tmp_path) -> None:  # type: ignore[no-untyped-def]
     root = _root(tmp_path, ["extra.jsonl"])
-    with store_down_client(settings.model_copy(update={"ingest_roots": [root]})) as client:
+    with store_down_client(backend, settings.model_copy(update={"ingest_roots": [root]})) as client:
         r = client.post("/ingest", json={"path": str(root / "docs")})
         assert r.status_code == 503 and r.json()["error"] == "store_unavailable"
         s = client.get("/ingest/stream", params={"path": str(root / "docs")})

@@ -1,4 +1,4 @@
-"""Ingest pipeline on real FalkorDB + embedder: formats, invariants, idempotence, incremental."""
+"""Ingest pipeline on both real stores + embedder: formats, invariants, idempotence, incremental."""
 
 from __future__ import annotations
 
@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.config import Settings
 from app.core.errors import BadInput, ConfigError
-from app.store.cypher_library import CypherLibrary
-from app.store.falkor import FalkorStore
 from ingest.chunk import chunk_document
 from ingest.load import load_file
 from ingest.options import IngestOptions
@@ -28,15 +25,6 @@ def _copy(dst: Path, names: list[str]) -> Path:
     for name in names:
         shutil.copy(FIX / name, dst / name)
     return dst
-
-
-@pytest.fixture
-def other_store(settings: Settings, falkor_server):
-    s = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                    settings.graph_name + "_b")
-    yield s
-    s.drop_graph()
-    s.close()
 
 
 def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp_path) -> None:
@@ -90,7 +78,7 @@ def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp
     assert_invariants(store)
 
 
-def test_incremental_edit_and_delete_match_a_clean_ingest(settings, store, other_store, embedder,  # type: ignore[no-untyped-def]
+def test_incremental_edit_and_delete_match_a_clean_ingest(settings, store, backend, embedder,  # type: ignore[no-untyped-def]
                                                            tmp_path) -> None:
     corpus = _copy(tmp_path / "c", ["notes.txt", "extra.jsonl", "guide.md"])
     services = make_services(settings, store, embedder)
@@ -117,9 +105,17 @@ def test_incremental_edit_and_delete_match_a_clean_ingest(settings, store, other
     assert third.chunks_deleted == 2 and third.chunks_new == 0
     assert q(store, "MATCH (e:Entity {id: 'ada lovelace'}) RETURN e") == []
     assert_invariants(store)
-    clean = ingest_path(make_services(settings, other_store, embedder), corpus, opts)
-    assert clean.chunks_total == third.chunks_total
-    assert counts(other_store) == counts(store)
+    incremental = counts(store)
+    other = backend.settings(settings.graph_name + "_b")  # Neo4j: one database, so after the counts
+    backend.claim(other.graph_name)
+    other_store = backend.open_store(other)
+    try:
+        clean = ingest_path(make_services(other, other_store, embedder), corpus, opts)
+        assert clean.chunks_total == third.chunks_total
+        assert counts(other_store) == incremental
+    finally:
+        backend.drop(other.graph_name)
+        other_store.close()
 
 
 def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder, tmp_path) -> None:
@@ -132,6 +128,7 @@ def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder
     assert_invariants(store)
 
 
+@pytest.mark.pristine_schema  # an index of 8 dimensions, not the standard one
 def test_dimension_mismatch_is_refused_in_one_line(settings, store, embedder, tmp_path) -> None:
     store.bootstrap(8)
     corpus = _copy(tmp_path / "d", ["extra.jsonl"])

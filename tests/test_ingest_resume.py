@@ -12,8 +12,6 @@ import textwrap
 import time
 from pathlib import Path
 
-from app.store.cypher_library import CypherLibrary
-from app.store.falkor import FalkorStore
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from tests.support.ingest_graph import assert_invariants, counts, make_services
@@ -27,14 +25,13 @@ CHILD = textwrap.dedent("""
     from app.core.config import Settings
     from app.services.container import Services
     from app.services.embedder import shared_embedder
-    from app.store.cypher_library import CypherLibrary
-    from app.store.falkor import FalkorStore
+    from app.store.factory import make_store
     from ingest.options import IngestOptions
     from ingest.pipeline import ingest_path
 
-    port, graph, corpus = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-    settings = Settings(falkor_port=port, graph_name=graph)
-    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", port, graph)
+    corpus = Path(sys.argv[1])
+    settings = Settings()  # the parent's store and graph, from NEORAG_* variables
+    store = make_store(settings)
     services = Services(settings, store, shared_embedder(), None)
 
     def slow(ev):  # give the parent time to kill us between batches
@@ -47,15 +44,16 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, falkor_server,  # type: ignore[no-untyped-def]
+def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, backend,  # type: ignore[no-untyped-def]
                                              tmp_path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in ("notes.txt", "musique_corpus.json", "extra.jsonl"):
         shutil.copy(FIX / name, corpus / name)
     ck_file = tmp_path / ".ingest_ck_corpus.json"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    argv = [sys.executable, "-c", CHILD, str(falkor_server.port), settings.graph_name, str(corpus)]
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")}, **backend.env(settings),
+           "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    argv = [sys.executable, "-c", CHILD, str(corpus)]
     child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
     killed_at = None
@@ -81,14 +79,16 @@ def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, falkor_s
     assert resumed.chunks_skipped >= len(ck["chunks"]) and resumed.chunks_new > 0
     assert partial["node:Chunk"] < resumed.chunks_total
     assert json.loads(ck_file.read_text())["complete"] is True
-    clean_store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                              settings.graph_name + "_clean")
+    assert_invariants(store)
+    after_resume = counts(store)
+    clean_settings = backend.settings(settings.graph_name + "_clean")  # Neo4j: one database, so after
+    backend.claim(clean_settings.graph_name)
+    clean_store = backend.open_store(clean_settings)
     try:
-        clean = ingest_path(make_services(settings, clean_store, embedder), corpus,
+        clean = ingest_path(make_services(clean_settings, clean_store, embedder), corpus,
                             IngestOptions(batch_size=4, chunk_size=300, chunk_overlap=60, checkpoint=False))
         assert clean.chunks_total == resumed.chunks_total
-        assert counts(store) == counts(clean_store)
-        assert_invariants(store)
+        assert counts(clean_store) == after_resume
     finally:
-        clean_store.drop_graph()
+        backend.drop(clean_settings.graph_name)
         clean_store.close()

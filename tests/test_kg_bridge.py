@@ -8,15 +8,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.kg.bridge import INVALID, parse_calls, rank_relations
-from app.store.embedded import ServerInfo
-from tests.support.apps import app_client, stoppable_store
-from tests.support.kg import kg_settings, loaded_store
+from tests.support.apps import app_client
+from tests.support.backends import Backend
+from tests.support.kg import kg_settings, shared_kg
 
 
 @pytest.fixture(scope="module")
-def client(falkor_server: ServerInfo) -> Iterator[TestClient]:
-    settings = kg_settings(falkor_server)
-    with loaded_store(settings), app_client(settings) as c:
+def client(request: pytest.FixtureRequest, backend: Backend) -> Iterator[TestClient]:
+    settings = kg_settings(backend)
+    with shared_kg(request, backend, settings), app_client(settings) as c:
         yield c
 
 
@@ -102,8 +102,8 @@ def test_actions_lists_names_fields_and_datasets(client: TestClient) -> None:
     assert body["max_batch"] == 10_000
 
 
-def test_actions_and_kg_query_store_down_503(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with stoppable_store(tmp_path) as (server, settings), app_client(settings) as c:
+def test_actions_and_kg_query_store_down_503(tmp_path, backend) -> None:  # type: ignore[no-untyped-def]
+    with backend.stoppable(tmp_path) as (server, settings), app_client(settings) as c:
         assert c.get("/actions").json()["datasets"] == []
         server.stop()
         assert c.get("/actions").status_code == 503

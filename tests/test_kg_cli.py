@@ -1,4 +1,4 @@
-"""``neorag kg load`` through the real CLI (typer CliRunner) against the session FalkorDB."""
+"""``neorag kg load`` through the real CLI (typer CliRunner) against both session stores."""
 
 from __future__ import annotations
 
@@ -7,19 +7,18 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.kg.graph import list_datasets
-from app.store.embedded import ServerInfo
-from tests.support.kg import PQ, ROG, falkor_store, kg_settings
+from tests.support.backends import Backend
+from tests.support.kg import PQ, ROG, kg_settings
 
 
-def test_kg_load_reports_progress_and_is_idempotent(falkor_server: ServerInfo,
+def test_kg_load_reports_progress_and_is_idempotent(backend: Backend,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = kg_settings(falkor_server)
-    for key, value in {"NEORAG_FALKOR_DATA_DIR": str(settings.falkor_data_dir),
-                       "NEORAG_FALKOR_PORT": str(settings.falkor_port),
-                       "NEORAG_GRAPH_NAME": settings.graph_name}.items():
+    settings = kg_settings(backend)
+    backend.claim(settings.graph_name)
+    for key, value in backend.env(settings).items():
         monkeypatch.setenv(key, value)
     runner = CliRunner()
-    store = falkor_store(settings)
+    store = backend.open_store(settings)
     try:
         first = runner.invoke(cli, ["kg", "load", str(PQ / "PQ-2H.txt"), "--dataset", "pq2h"])
         assert first.exit_code == 0, first.output
@@ -37,5 +36,5 @@ def test_kg_load_reports_progress_and_is_idempotent(falkor_server: ServerInfo,
         missing = runner.invoke(cli, ["kg", "load", str(ROG)])
         assert missing.exit_code == 2 and "--dataset" in missing.output
     finally:
-        store.drop_graph()
+        backend.drop(settings.graph_name)
         store.close()

@@ -11,11 +11,12 @@ import pytest
 
 from app.core.errors import BadInput
 from app.kg.graph import get_relations, get_sample, get_triples, list_datasets
-from app.store.falkor import FalkorStore
+from app.store.base import GraphStore
 from ingest.kg.loader import load_path, load_records
 from ingest.kg.pathquestion import neighbourhood, parse_answers, parse_path, read_kb, read_pathquestion
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord
+from tests.support.ingest_graph import q
 from tests.support.kg import PQ, ROG
 
 ROW = {"id": "WebQTest-7", "question": "what did james k polk do before he was president",
@@ -84,7 +85,7 @@ def test_unreadable_inputs_name_the_problem(tmp_path: Path) -> None:
         list(read_records(q, "d"))
 
 
-def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: FalkorStore) -> None:
+def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: GraphStore) -> None:
     rep = load_records(store, "d", [KGRecord.from_rog(ROW), KGRecord("s2", [("James K. Polk", "r", "X")])])
     assert (rep.samples_loaded, rep.triples, rep.duplicates_collapsed) == (2, 3, 1)
     again = load_records(store, "d", [KGRecord.from_rog(ROW)])
@@ -103,40 +104,39 @@ def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: F
     assert get_triples(store, "d", None, "James K. Polk") == [("James K. Polk", "r", "X")]
     rel = store.run("kg_graph_triples", {"key": "d/James K. Polk", "relations": ["r"]})
     assert len(rel) == 1
-    samples_on_edge = store._graph.ro_query(  # noqa: SLF001 - check the refcount itself
-        "MATCH ()-[r:KG_REL {relation: 'r'}]->() RETURN r.samples").result_set
-    assert samples_on_edge == [[2]]
+    samples_on_edge = q(store, "MATCH ()-[r:KG_REL {relation: 'r'}]->() RETURN r.samples AS n")
+    assert samples_on_edge == [{"n": 2}]  # the refcount itself
     assert list_datasets(store) == [{"name": "d", "samples": 2, "triples": 2}]
     with pytest.raises(BadInput, match="dataset"):
         load_records(store, "a/b", [])
 
 
 def test_whole_graph_edges_join_the_right_entities_when_old_and_new_mix_in_one_batch(
-        store: FalkorStore) -> None:
+        store: GraphStore) -> None:
     """kg_graph_merge binds edges by position: existing entities (MERGE matches) and new ones (MERGE
     creates) interleave in one batch; FalkorDB emits them in another order; each edge joins its own ends."""
     first = [(f"old{i}", "r", f"old{i + 1}") for i in range(0, 20, 2)]
     load_records(store, "d", [KGRecord("a", first)])
     second = [(f"new{i}", f"p{i % 3}", f"old{i}") for i in range(20)] + [("old3", "self", "old3"), first[0]]
     load_records(store, "d", [KGRecord("b", second)])
-    rows = store._graph.ro_query(  # noqa: SLF001 - read the whole-graph edges themselves
-        "MATCH (h:KGEntity)-[r:KG_REL]->(t:KGEntity) RETURN h.name, r.relation, t.name, r.samples").result_set
+    rows = [tuple(r.values()) for r in q(  # the whole-graph edges themselves
+        store, "MATCH (h:KGEntity)-[r:KG_REL]->(t:KGEntity) RETURN h.name, r.relation, t.name, r.samples")]
     expected = {t: 1 for t in first + second}
     expected[first[0]] = 2
     assert {(h, r, t): n for h, r, t, n in rows} == expected and len(rows) == len(expected)
-    names = store._graph.ro_query("MATCH (e:KGEntity) RETURN e.key, e.lkey, e.name").result_set  # noqa: SLF001
+    names = [tuple(r.values()) for r in q(store, "MATCH (e:KGEntity) RETURN e.key, e.lkey, e.name")]
     assert len(names) == len({x for t in expected for x in (t[0], t[2])})
     assert all(k == f"d/{n}" and lk == f"d/{n.lower()}" for k, lk, n in names)
 
 
-def test_load_path_on_pathquestion_reports_progress(store: FalkorStore) -> None:
+def test_load_path_on_pathquestion_reports_progress(store: GraphStore) -> None:
     seen: list[tuple[int, int]] = []
     rep = load_path(store, PQ / "PQ-3H.txt", "pq3h", progress=lambda s, t: seen.append((s, t)))
     assert rep.samples_loaded == 300 and rep.triples > 0 and rep.triples_per_s > 0
     assert seen[-1] == (300, rep.triples) and len(seen) >= 2
 
 
-def test_in_process_api_sample_scope_vs_whole_graph(store: FalkorStore) -> None:
+def test_in_process_api_sample_scope_vs_whole_graph(store: GraphStore) -> None:
     from app.kg.graph import StoreKGView, find_entities, get_head_entities, get_tail_entities, resolve_entity
 
     load_path(store, ROG, "webqsp")

@@ -17,6 +17,7 @@ from app.store.base import GraphStore
 from ingest.kg import kgr1
 from ingest.kg.loader import load_path
 from ingest.kg.readers import read_records
+from tests.support.backends import Backend
 
 DATA = Path(__file__).parent / "fixtures" / "kg_r1_golden" / "data_kg"
 
@@ -116,11 +117,9 @@ def test_load_stores_samples_splits_and_the_relation_vocabulary(store: GraphStor
     assert {d["name"]: d["samples"] for d in list_datasets(store)} == {"webqsp": 11, "cwq": 1}
 
 
-def test_cli_loads_a_kg_r1_folder_with_mids(settings: Settings, store: GraphStore,
+def test_cli_loads_a_kg_r1_folder_with_mids(settings: Settings, store: GraphStore, backend: Backend,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in {"NEORAG_FALKOR_DATA_DIR": str(settings.falkor_data_dir),
-                       "NEORAG_FALKOR_PORT": str(settings.falkor_port),
-                       "NEORAG_GRAPH_NAME": settings.graph_name}.items():
+    for key, value in backend.env(settings).items():
         monkeypatch.setenv(key, value)
     runner = CliRunner()
     done = runner.invoke(cli, ["kg", "load", str(DATA), "--dataset", "webqsp", "--entity-names", "mid"])

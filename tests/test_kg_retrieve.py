@@ -12,18 +12,18 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.kg.actions import ACTIONS
-from app.store.embedded import ServerInfo
 from ingest.kg.loader import load_records
 from ingest.kg.pathquestion import parse_answers, parse_path
 from ingest.kg.records import KGRecord
-from tests.support.apps import app_client, stoppable_store
-from tests.support.kg import PQ, kg_settings, loaded_store
+from tests.support.apps import app_client
+from tests.support.backends import Backend
+from tests.support.kg import PQ, kg_settings, loaded_store, shared_kg
 
 
 @pytest.fixture(scope="module")
-def client(falkor_server: ServerInfo) -> Iterator[TestClient]:
-    settings = kg_settings(falkor_server)
-    with loaded_store(settings), app_client(settings) as c:
+def client(request: pytest.FixtureRequest, backend: Backend) -> Iterator[TestClient]:
+    settings = kg_settings(backend)
+    with shared_kg(request, backend, settings), app_client(settings) as c:
         yield c
 
 
@@ -271,8 +271,9 @@ def test_batch_uses_a_bounded_number_of_round_trips(client: TestClient) -> None:
     assert store.round_trips - before <= 1
 
 
-def test_batch_over_the_limit_is_413(falkor_server: ServerInfo) -> None:
-    settings = kg_settings(falkor_server, kg_max_batch=3)
+def test_batch_over_the_limit_is_413(backend: Backend) -> None:
+    settings = kg_settings(backend, kg_max_batch=3)
+    backend.claim(settings.graph_name)
     with app_client(settings) as c:
         resp = c.post("/retrieve", json=[act("get_relations", "x", "s", "d")] * 4)
         assert resp.status_code == 413
@@ -280,9 +281,9 @@ def test_batch_over_the_limit_is_413(falkor_server: ServerInfo) -> None:
         assert c.post("/retrieve", json=[act("get_relations", "x", "s", "d")] * 3).status_code == 200
 
 
-def test_reload_and_replace_are_seen_without_restart(falkor_server: ServerInfo) -> None:
-    settings = kg_settings(falkor_server, kg_generation_check_ms=0)  # tokens read before every batch
-    with loaded_store(settings, pq=False) as store, app_client(settings) as c:
+def test_reload_and_replace_are_seen_without_restart(backend: Backend) -> None:
+    settings = kg_settings(backend, kg_generation_check_ms=0)  # tokens read before every batch
+    with loaded_store(backend, settings, pq=False) as store, app_client(settings) as c:
         probe = [act("get_tail_entities", "A", "s1", "iso", "r")]
         assert post(c, probe)[0]["results"][0].get("error")
         load_records(store, "iso", [KGRecord("s1", [("A", "r", "B"), ("A", "r", "B")])])
@@ -293,8 +294,10 @@ def test_reload_and_replace_are_seen_without_restart(falkor_server: ServerInfo) 
         assert post(c, probe)[0]["results"] == [{"tail_entities": ["C"]}]
 
 
-def test_store_down_is_503_for_the_whole_request(tmp_path: Path) -> None:
-    with stoppable_store(tmp_path) as (server, settings), app_client(settings) as c:
+def test_store_down_is_503_for_the_whole_request(tmp_path: Path, backend: Backend) -> None:
+    fresh = kg_settings(backend, kg_generation_check_ms=0)  # every batch reads the generations: no
+    # answer from the cache of a store that went down a moment ago (a proxy stops at once)
+    with backend.stoppable(tmp_path, fresh) as (server, settings), app_client(settings) as c:
         assert c.post("/retrieve", json=[act("get_relations", "x", "s", "d")]).status_code == 200
         server.stop()
         resp = c.post("/retrieve", json=[act("get_relations", "x", "s", "d")])

@@ -18,6 +18,7 @@ from app.core.config import Settings
 from ingest.kg.loader import load_records
 from ingest.kg.records import KGRecord
 from tests.browser.server import live_server
+from tests.support.backends import Backend
 from tests.support.graphs import LEAGUE_DOCS, write_docs
 
 TOOLS = {
@@ -124,15 +125,13 @@ async def _exercise(client: Client, root: Path) -> None:
     )
 
 
-def test_stdio_server_spawned_as_a_subprocess(settings: Settings, store: Any, tmp_path: Path) -> None:
+def test_stdio_server_spawned_as_a_subprocess(settings: Settings, store: Any, backend: Backend,
+                                               tmp_path: Path) -> None:
     _load_kg(store)
     write_docs(tmp_path / "docs", LEAGUE_DOCS)
     env = {
         **os.environ,
-        "NEORAG_BACKEND": "embedded",
-        "NEORAG_FALKOR_DATA_DIR": str(settings.falkor_data_dir),
-        "NEORAG_FALKOR_PORT": str(settings.falkor_port),
-        "NEORAG_GRAPH_NAME": settings.graph_name,
+        **backend.env(settings),
         "NEORAG_INGEST_ROOTS": json.dumps([str(tmp_path)]),
         "NEORAG_LLM_BASE_URL": "",
         "NEORAG_EMBEDDING_QUERY_PRECISION": "fp32",

@@ -14,8 +14,8 @@ import pytest
 from app.core.config import Settings
 from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS
 from app.services.container import Services
-from app.store.embedded import ServerInfo
-from tests.support.apps import app_client, stoppable_store
+from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.retrieval_graph import ingested_graph
 
@@ -23,8 +23,8 @@ Q = "Who directed the film that was shot in or around Leland, North Carolina in 
 
 
 @pytest.fixture(scope="module")
-def graph(falkor_server: ServerInfo) -> Iterator[tuple[Settings, Services]]:
-    with ingested_graph(falkor_server) as pair:
+def graph(request: pytest.FixtureRequest, backend: Backend) -> Iterator[tuple[Settings, Services]]:
+    with ingested_graph(request, backend) as pair:
         yield pair
 
 
@@ -267,8 +267,8 @@ def test_empty_graph_is_200_with_warning(settings: Settings) -> None:
         assert c.post("/retrieve", json={"query": "anything"}).json() == {"chunks": []}
 
 
-def test_store_down_is_503_with_hint(tmp_path: Path, graph_name: str) -> None:
-    with stoppable_store(tmp_path, graph_name) as (server, settings), app_client(settings) as c:
+def test_store_down_is_503_with_hint(tmp_path: Path, backend: Backend) -> None:
+    with backend.stoppable(tmp_path) as (server, settings), app_client(settings) as c:
         server.stop()
         for path, body in (
             ("/query", {"question": "q?"}),

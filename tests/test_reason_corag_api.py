@@ -11,8 +11,8 @@ import pytest
 
 from app.core.config import Settings
 from app.services.container import build_services
-from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.reasoning import CORAG_QUESTION, HOTPOT, module_settings, store_down_client, with_llm
 from tests.support.reasoning import corag_call as kind
@@ -21,16 +21,16 @@ QUESTION = CORAG_QUESTION
 
 
 @pytest.fixture(scope="module")
-def hotpot(falkor_server: ServerInfo) -> Iterator[tuple[Settings, dict[str, str]]]:
+def hotpot(request: pytest.FixtureRequest, backend: Backend) -> Iterator[tuple[Settings, dict[str, str]]]:
     """The 40 HotpotQA paragraphs ingested once; yields settings and {chunk id: title}."""
     from ingest.pipeline import ingest_path
 
-    settings = module_settings(falkor_server, f"t_corag_{uuid.uuid4().hex[:8]}")
+    settings = module_settings(backend, f"t_corag_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
     services = build_services(settings, start_embedded=False)
-    ingest_path(services, HOTPOT)
-    titles = {str(r["id"]): str(r.get("title") or "") for r in _all_chunks(services)}
-    yield settings, titles
-    services.store.drop_graph()  # type: ignore[attr-defined]
+    with backend.shared_graph(request, settings, lambda: ingest_path(services, HOTPOT)):
+        titles = {str(r["id"]): str(r.get("title") or "") for r in _all_chunks(services)}
+        yield settings, titles
     services.close()
 
 
@@ -186,10 +186,10 @@ def test_llm_http_500_is_503(hotpot: tuple[Settings, dict[str, str]]) -> None:
     assert r.status_code == 503 and r.json()["error"] == "llm_unavailable"
 
 
-def test_store_down_is_503(hotpot: tuple[Settings, dict[str, str]]) -> None:
+def test_store_down_is_503(hotpot: tuple[Settings, dict[str, str]], backend: Backend) -> None:
     with (
         ScriptedOpenAI([], default="What is Lilu?") as llm,
-        store_down_client(with_llm(hotpot[0], llm.base_url)) as client,
+        store_down_client(backend, with_llm(hotpot[0], llm.base_url)) as client,
     ):
         r = client.post("/reason/corag", json={"question": QUESTION})
     assert r.status_code == 503 and r.json()["error"] == "store_unavailable"

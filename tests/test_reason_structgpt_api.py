@@ -10,8 +10,8 @@ import pytest
 
 from app.core.config import Settings
 from app.services.container import build_services
-from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.reasoning import PQ_KB, PQ_QUESTIONS, module_settings, store_down_client, with_llm
 
@@ -21,16 +21,20 @@ SAMPLE = "pq2h_questions-0"
 
 
 @pytest.fixture(scope="module")
-def pq(falkor_server: ServerInfo) -> Iterator[Settings]:
+def pq(request: pytest.FixtureRequest, backend: Backend) -> Iterator[Settings]:
     """PQ-2H questions + KB loaded once as dataset ``pq2h`` (per-sample subgraphs and the whole graph)."""
     from ingest.kg import load_path
 
-    settings = module_settings(falkor_server, f"t_sgpt_{uuid.uuid4().hex[:8]}")
+    settings = module_settings(backend, f"t_sgpt_{uuid.uuid4().hex[:8]}")
+    backend.claim(settings.graph_name)
     services = build_services(settings, start_embedded=False)
-    report = load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)
-    assert report.samples_loaded == 60
-    yield settings
-    services.store.drop_graph()  # type: ignore[attr-defined]
+
+    def build() -> None:
+        report = load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)
+        assert report.samples_loaded == 60
+
+    with backend.shared_graph(request, settings, build):
+        yield settings
     services.close()
 
 
@@ -147,8 +151,9 @@ def test_llm_timeout_and_http_500_are_503(pq: Settings) -> None:
     assert r.status_code == 503 and r.json()["error"] == "llm_unavailable"
 
 
-def test_store_down_is_503(pq: Settings) -> None:
-    with ScriptedOpenAI([], default=oracle) as llm, store_down_client(with_llm(pq, llm.base_url)) as client:
+def test_store_down_is_503(pq: Settings, backend: Backend) -> None:
+    with ScriptedOpenAI([], default=oracle) as llm, \
+            store_down_client(backend, with_llm(pq, llm.base_url)) as client:
         r = client.post(
             "/reason/structgpt", json={"question": Q0, "topic_entities": [TOPIC], "dataset": "pq2h"}
         )

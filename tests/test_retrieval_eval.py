@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.evaluation.retrieval_eval import METHODS, _recall, load_dataset
-from app.store.embedded import ServerInfo
+from tests.support.backends import Backend
 
 DATASET = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_eval"
 
@@ -25,12 +25,11 @@ def test_recall_arithmetic_and_loader() -> None:
     assert questions[0].support_titles == ["Alû", "Lilu (mythology)"]
 
 
-def test_eval_retrieval_command(
-    falkor_server: ServerInfo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
-    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
+def test_eval_retrieval_command(backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     graph = f"t_eval_{uuid.uuid4().hex[:8]}"
+    backend.claim(graph)
+    for key, value in backend.env(backend.settings(graph)).items():
+        monkeypatch.setenv(key, value)
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
         cli,
@@ -59,25 +58,21 @@ def test_eval_retrieval_command(
         bad = CliRunner().invoke(cli, ["eval", "retrieval", "--dataset", "nq", str(DATASET)])
         assert bad.exit_code != 0
     finally:
-        from falkordb import FalkorDB
-
-        try:
-            FalkorDB(port=falkor_server.port).select_graph(graph).delete()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+        backend.drop(graph)
 
 
 MULTIHOP = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_multihop"
 
 
 def test_default_pipeline_beats_every_single_retriever(
-    falkor_server: ServerInfo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """30 HotpotQA questions (300 paragraphs), default settings: the default pipeline must rank more
     supporting paragraphs in its top 2 and top 5 than vector search and BM25 alone (the same run)."""
-    monkeypatch.setenv("NEORAG_FALKOR_DATA_DIR", str(falkor_server.data_dir))
-    monkeypatch.setenv("NEORAG_FALKOR_PORT", str(falkor_server.port))
     graph = f"t_eval_{uuid.uuid4().hex[:8]}"
+    backend.claim(graph)
+    for key, value in backend.env(backend.settings(graph)).items():
+        monkeypatch.setenv(key, value)
     out = tmp_path / "report.json"
     args = ["eval", "retrieval", "--dataset", "hotpotqa", str(MULTIHOP), "--graph", graph,
             "--json-out", str(out)]
@@ -95,9 +90,4 @@ def test_default_pipeline_beats_every_single_retriever(
         assert report["graph_size"]["per_chunk"] <= 20
         assert set(report["p50_ms"]) == set(METHODS) and "default-bridge" in result.output
     finally:
-        from falkordb import FalkorDB
-
-        try:
-            FalkorDB(port=falkor_server.port).select_graph(graph).delete()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+        backend.drop(graph)

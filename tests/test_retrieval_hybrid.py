@@ -14,13 +14,13 @@ from app.retrieval.hybrid import options_from_settings, retrieve
 from app.retrieval.passages import retrieve_passages
 from app.retrieval.rerank_features import FEATURES, feature_vector, model_score
 from app.services.container import Services, build_services
-from app.store.embedded import ServerInfo
+from tests.support.backends import Backend
 from tests.support.retrieval_graph import QUESTIONS, ingested_graph
 
 
 @pytest.fixture(scope="module")
-def graph(falkor_server: ServerInfo) -> Iterator[tuple[Settings, Services]]:
-    with ingested_graph(falkor_server) as pair:
+def graph(request: pytest.FixtureRequest, backend: Backend) -> Iterator[tuple[Settings, Services]]:
+    with ingested_graph(request, backend) as pair:
         yield pair
 
 
@@ -133,55 +133,56 @@ def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 
-def _drop_index(services: Services, graph: Any, kind: str, statement: str) -> None:
-    """Drop a Chunk index of a copied graph; retried while FalkorDB still builds it after the copy."""
+# How each backend drops the Chunk index of a kind (test set-up only; the product never drops indexes).
+DROP_INDEX = {
+    "falkordb": {"FULLTEXT": "CALL db.idx.fulltext.drop('Chunk')",
+                 "VECTOR": "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)"},
+    "neo4j": {"FULLTEXT": "DROP INDEX chunk_text", "VECTOR": "DROP INDEX chunk_embedding"},
+}
+_BUSY = ("POPULATING", "UNDER CONSTRUCTION", "PENDING")
+
+
+def _chunk_index(services: Services, kind: str) -> list[Any]:
     from app.store.schema import list_indexes
 
-    for _ in range(50):
-        try:
-            graph.query(statement)
-        except Exception:  # noqa: BLE001 - "no such index" once it is gone
-            pass
-        if not any(i.type == kind and i.label == "Chunk" for i in list_indexes(services.store)):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"could not drop the {kind} index")
+    return [i for i in list_indexes(services.store) if i.type == kind and i.label == "Chunk"]
 
 
 @contextmanager
-def _graph_without_index(port: int, settings: Settings, suffix: str, kind: str, drop: str,
+def _graph_without_index(backend: Backend, graph: tuple[Settings, Services], kind: str,
                          **update: Any) -> Iterator[Services]:
-    """Services on a copy of the ingested graph whose ``kind`` index was dropped (copy removed after)."""
-    from falkordb import FalkorDB
-
-    copy = settings.model_copy(update={"graph_name": settings.graph_name + suffix})
-    db = FalkorDB(port=port)
-    db.select_graph(settings.graph_name).copy(copy.graph_name)
-    services = build_services(copy.model_copy(update=update), start_embedded=False)
-    _drop_index(services, db.select_graph(copy.graph_name), kind, drop)
+    """Services on the module's ingested graph with its ``kind`` index dropped; put back afterwards."""
+    settings, shared = graph
+    services = build_services(settings.model_copy(update=update), start_embedded=False)
+    for _ in range(50):  # retried while FalkorDB still builds the index
+        try:
+            services.store._execute(DROP_INDEX[backend.name][kind], {}, True)  # noqa: SLF001
+        except Exception:  # noqa: BLE001 - "no such index" once it is gone
+            pass
+        if not _chunk_index(services, kind):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"could not drop the {kind} index")
     try:
         yield services
     finally:
-        services.store.drop_graph()  # type: ignore[attr-defined]
         services.close()
+        shared.store.bootstrap(shared.embedder.dimension)
+        deadline = time.monotonic() + 60
+        while any(i.state in _BUSY for i in _chunk_index(shared, kind)) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
-def test_degraded_when_fulltext_index_missing(
-    falkor_server: ServerInfo, graph: tuple[Settings, Services]
-) -> None:
-    drop = "CALL db.idx.fulltext.drop('Chunk')"
-    with _graph_without_index(falkor_server.port, graph[0], "_nofts", "FULLTEXT", drop,
-                              retrieval_bm25_backend="store") as services:
+def test_degraded_when_fulltext_index_missing(backend: Backend, graph: tuple[Settings, Services]) -> None:
+    with _graph_without_index(backend, graph, "FULLTEXT", retrieval_bm25_backend="store") as services:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "full-text index missing" in result.degraded_reasons[0]
         assert result.top and not any(c.bm25_rank for c in result.candidates)
 
 
-def test_degraded_when_vector_index_missing(
-    falkor_server: ServerInfo, graph: tuple[Settings, Services]
-) -> None:
-    with _graph_without_index(falkor_server.port, graph[0], "_novec", "VECTOR",
-                              "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)") as services:
+def test_degraded_when_vector_index_missing(backend: Backend, graph: tuple[Settings, Services]) -> None:
+    with _graph_without_index(backend, graph, "VECTOR") as services:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "vector index missing" in result.degraded_reasons[0]
         assert result.top and not any(c.vector_rank for c in result.candidates)

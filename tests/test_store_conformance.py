@@ -1,8 +1,8 @@
 """One conformance suite for every GraphStore adapter.
 
-Runs against the embedded FalkorDB always (each test on its own graph) and against Neo4j 5.26 in a
-testcontainer when a Docker engine answers (one database, cleared before each test); without Docker
-the Neo4j half is skipped with the reason printed by ``-ra``. Only production statements from cypher/.
+Runs on both backends of tests/conftest.py: the embedded FalkorDB (each test on its own graph) and the
+session's real Neo4j 5.26 Community (one database, cleared with its whole schema before each test).
+Only production statements from cypher/.
 """
 
 from __future__ import annotations
@@ -17,64 +17,32 @@ from typing import Any
 
 import pytest
 
-from app.core.config import REPO_ROOT
 from app.store.base import GraphStore
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
 from app.store.falkor import FalkorStore
+from tests.support.backends import Backend
 
 DIM = 384
-NEO4J_IMAGE = "neo4j:5.26-community"
 _BUSY_STATES = ("POPULATING", "UNDER CONSTRUCTION", "PENDING")
 
 
-def docker_unavailable_reason() -> str | None:
-    """None when a Docker engine answers, else why not (one line)."""
-    try:
-        import docker
-
-        docker.from_env(timeout=5).ping()
-        return None
-    except Exception as exc:  # noqa: BLE001 - any failure means no engine
-        detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        return f"Neo4j conformance needs a Docker engine for {NEO4J_IMAGE}; none answered ({detail})"
-
-
-@pytest.fixture(scope="session")
-def neo4j_session_store() -> Iterator[GraphStore]:
-    """A Neo4jStore on a throwaway Neo4j container (skipped without Docker)."""
-    reason = docker_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    try:
-        from testcontainers.community.neo4j import Neo4jContainer
-    except ImportError:  # older testcontainers
-        from testcontainers.neo4j import Neo4jContainer  # type: ignore[no-redef]
-    from app.store.neo4j_store import Neo4jStore
-
-    with Neo4jContainer(NEO4J_IMAGE, password="conformance-pw") as container:
-        store = Neo4jStore(CypherLibrary(REPO_ROOT / "cypher", "neo4j"), container.get_connection_url(),
-                           container.username, container.password)
-        store.wait_until_reachable(60)
-        yield store
-        store.close()
+@pytest.fixture
+def any_store(backend: Backend, graph_name: str) -> Iterator[GraphStore]:
+    """A store with an empty graph of its own (on Neo4j the standard schema may remain from earlier tests:
+    bootstrap is idempotent)."""
+    backend.claim(graph_name)
+    store = backend.open_store(backend.settings(graph_name))
+    yield store
+    backend.drop(graph_name)
+    store.close()
 
 
-@pytest.fixture(params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-def any_store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
-    """A store with an empty graph of its own, not yet bootstrapped."""
-    if request.param == "neo4j":
-        store: GraphStore = request.getfixturevalue("neo4j_session_store")
-        store.run("graph_clear")
-        yield store
-        store.run("graph_clear")
-        return
-    server: ServerInfo = request.getfixturevalue("falkor_server")
-    graph: str = request.getfixturevalue("graph_name")
-    falkor = FalkorStore(CypherLibrary(REPO_ROOT / "cypher", "falkordb"), "127.0.0.1", server.port, graph)
-    yield falkor
-    falkor.drop_graph()
-    falkor.close()
+@pytest.fixture
+def unbootstrapped(backend: Backend, graph_name: str, any_store: GraphStore) -> GraphStore:
+    """``any_store`` without any index or constraint yet."""
+    backend.claim(graph_name, pristine=True)
+    return any_store
 
 
 def wait_for_indexes(store: GraphStore, timeout_s: float = 60.0) -> list[dict[str, Any]]:
@@ -132,7 +100,8 @@ def test_health_reports_reachable_and_version(any_store: GraphStore) -> None:
     assert "(1 + cos) / 2" in caps.vector_scale
 
 
-def test_bootstrap_is_idempotent(any_store: GraphStore) -> None:
+def test_bootstrap_is_idempotent(unbootstrapped: GraphStore) -> None:
+    any_store = unbootstrapped
     first = any_store.bootstrap(DIM)
     assert "ddl_80_chunk_vector" in first and "ddl_90_chunk_fulltext" in first
     before = sorted((r["label"], r["property"], r["type"]) for r in wait_for_indexes(any_store))

@@ -270,6 +270,27 @@ class Settings(BaseSettings):
         60.0, gt=0, le=3600, description="Lifetime of the short-lived token the page uses for EventSource "
         "streams (EventSource cannot send headers).")
 
+    # --- issue 13: a local Neo4j without Docker (`neorag neo4j start | stop | status`) ---
+    neo4j_data_dir: Path = Field(
+        Path("./data/neo4j"), description="Data dir of `neorag neo4j start`: databases, logs, conf, pid.")
+    neo4j_http_port: int = Field(
+        7474, ge=1, le=65535,
+        description="HTTP / Browser port of `neorag neo4j start` (its Bolt port is NEORAG_NEO4J_URI's).")
+    neo4j_cache_dir: Path = Field(
+        Path("~/.cache/neorag"),
+        description="Where `neorag neo4j` resolves the pinned Neo4j jars once (neo4j-<version>/ under it).")
+    neo4j_heap: str = Field("1g", description="JVM heap of `neorag neo4j start` (-Xms/-Xmx, e.g. 512m, 2g).")
+    neo4j_pagecache: str = Field(
+        "512m", description="Page cache of `neorag neo4j start` (server.memory.pagecache.size).")
+    neo4j_apoc: bool = Field(False, description="`neorag neo4j start` also loads APOC core (resolved once).")
+    neo4j_java: str | None = Field(
+        None, description="Java 17/21 binary for `neorag neo4j` (unset: $JAVA_HOME/bin/java, else PATH).")
+    neo4j_start_timeout_s: float = Field(
+        180.0, gt=0, description="How long `neorag neo4j start` waits for Bolt to accept a login.")
+    neo4j_max_retry_s: float = Field(
+        1.0, ge=0, description="How long a Neo4j transaction is retried on transient failures (deadlock, "
+        "leader switch, lost connection) before the request fails (503); raise it for clusters / AuraDB.")
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:

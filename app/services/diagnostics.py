@@ -34,7 +34,8 @@ def _retry_bootstrap(services: Services) -> None:
 
 def _store_hint(services: Services) -> str:
     if services.settings.backend == "neo4j":
-        return f"start Neo4j at {services.settings.neo4j_uri} or fix NEORAG_NEO4J_* settings"
+        return (f"start Neo4j at {services.settings.neo4j_uri} (a local one: `neorag neo4j start`) "
+                "or fix the NEORAG_NEO4J_* settings")
     return "run `neorag db start` (or `neorag serve`, which starts the embedded FalkorDB)"
 
 
@@ -64,6 +65,7 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         "api_version": API_VERSION,
         "backend": settings.backend,
         "store": {"reachable": health.reachable, "version": health.version, "detail": health.detail,
+                  "server": {},
                   "graph": (settings.graph_name if settings.backend == "embedded"
                             else settings.neo4j_database)},
         "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
@@ -84,6 +86,7 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
     if not health.reachable:
         return report
     try:
+        report["store"]["server"] = store.server_details()
         indexes = list_indexes(store)
         report["indexes"] = [i.as_dict() for i in indexes]
         for idx in indexes:

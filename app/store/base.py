@@ -21,6 +21,7 @@ class Prepared:
     text: str
     params: dict[str, Any]
     write: bool
+    autocommit: bool = False
 
 
 @dataclass
@@ -88,6 +89,10 @@ class GraphStore(abc.ABC):
         """Feature flags of this backend."""
         return Capabilities()
 
+    def server_details(self) -> dict[str, Any]:
+        """What the server says about itself beyond ``health`` (e.g. Neo4j's edition); {} if nothing."""
+        return {}
+
     # -- shared behaviour ---------------------------------------------------
     def run(self, name: str, params: dict[str, Any] | None = None) -> list[Row]:
         """Run the named statement with parameters and return its rows."""
@@ -97,7 +102,7 @@ class GraphStore(abc.ABC):
         """The named statement ready to send. A backend may encode the parameters here, so a pipelined
         writer can prepare the next statement on its own thread while the store executes this one."""
         stmt = self.library.get(name)
-        return Prepared(name, stmt.text, params or {}, stmt.is_write)
+        return Prepared(name, stmt.text, params or {}, stmt.is_write, stmt.autocommit)
 
     def run_prepared(self, prepared: Prepared) -> list[Row]:
         """Send a prepared statement and return its rows."""

@@ -2,7 +2,9 @@
 
 Layout: ``cypher/<name>.cypher`` is shared; ``cypher/<dialect>/<name>.cypher``
 overrides it for one backend. The first line of each file is a ``//`` comment
-saying what the statement does and which parameters it takes.
+saying what the statement does and which parameters it takes. A further leading
+comment line holding ``@auto-commit`` marks a statement that must run in an
+auto-commit transaction (Neo4j's ``CALL { } IN TRANSACTIONS``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from app.core.errors import StatementError
 DIALECTS = ("neo4j", "falkordb")
 _WRITE_RE = re.compile(r"\b(MERGE|CREATE|SET|DELETE|REMOVE|DROP)\b|\.(create|drop)[A-Za-z]*\(", re.IGNORECASE)
 _PARAM_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+AUTOCOMMIT_FLAG = "@auto-commit"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,17 @@ class Statement:
         """Whether the statement writes (decides read vs write transactions)."""
         body = "\n".join(ln for ln in self.text.splitlines() if not ln.lstrip().startswith("//"))
         return bool(_WRITE_RE.search(body))
+
+    @property
+    def autocommit(self) -> bool:
+        """Whether a leading comment line says ``@auto-commit``: the statement uses ``CALL { } IN
+        TRANSACTIONS``, which Neo4j runs only outside an explicit (managed) transaction."""
+        for line in self.text.splitlines():
+            if not line.lstrip().startswith("//"):
+                return False
+            if AUTOCOMMIT_FLAG in line:
+                return True
+        return False
 
     @property
     def parameters(self) -> set[str]:

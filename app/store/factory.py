@@ -23,6 +23,7 @@ def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphSto
         return Neo4jStore(
             library, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password,
             settings.neo4j_database, settings.write_batch_size, settings.store_timeout_s,
+            settings.neo4j_max_retry_s,
         )
     from app.store.falkor import FalkorStore
 

@@ -1,4 +1,11 @@
-"""Neo4j 5 adapter over the official ``neo4j`` driver."""
+"""Neo4j 5 adapter over the official ``neo4j`` driver.
+
+Every statement is routable, so the same settings reach a single server, a cluster or AuraDB
+(``neo4j+s://`` URIs): reads run in read transactions (followers may serve them), writes in write
+transactions (the leader), statements flagged ``@auto-commit`` (``CALL { } IN TRANSACTIONS``) in an
+auto-commit transaction of a write session. All sessions share the driver's bookmark manager, so a read
+always sees the writes made before it, whichever cluster member serves it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from app.core.errors import ConfigError, StatementError, StoreUnavailable
-from app.store.base import Capabilities, GraphStore, Row, StoreHealth
+from app.store.base import Capabilities, GraphStore, Prepared, Row, StoreHealth
 from app.store.cypher_library import CypherLibrary
 
 
@@ -44,6 +51,7 @@ class Neo4jStore(GraphStore):
         database: str = "neo4j",
         batch_size: int = 2000,
         timeout_s: float = 30.0,
+        max_retry_s: float = 1.0,
     ) -> None:
         super().__init__(library, batch_size)
         self.uri, self.database = uri, database
@@ -54,25 +62,53 @@ class Neo4jStore(GraphStore):
                 auth=(user, password),
                 max_connection_pool_size=50,
                 connection_acquisition_timeout=timeout_s,
-                max_transaction_retry_time=timeout_s,
+                connection_timeout=min(timeout_s, 5.0),
+                max_transaction_retry_time=max_retry_s,
+                notifications_min_severity="OFF",  # e.g. "no REL edges yet" warnings: normal for NeoRAG
             )
         except ValueError as exc:
             raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),
-                              "set NEORAG_NEO4J_URI=bolt://host:7687") from exc
+                              "set NEORAG_NEO4J_URI=bolt://host:7687 (neo4j+s://host for AuraDB)") from exc
+        self._bookmarks = self._driver.execute_query_bookmark_manager
+
+    def _session(self, write: bool) -> neo4j.Session:
+        mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
+        return self._driver.session(database=self.database, default_access_mode=mode,
+                                    bookmark_manager=self._bookmarks)
+
+    def run_prepared(self, prepared: Prepared) -> list[Row]:
+        """Send a prepared statement; ``@auto-commit`` ones outside a managed transaction."""
+        if not prepared.autocommit:
+            return super().run_prepared(prepared)
+        self.round_trips += 1
+        return self._guarded(lambda: self._auto_commit(prepared.text, prepared.params))
+
+    def _auto_commit(self, text: str, params: dict[str, Any]) -> list[Row]:
+        with self._session(write=True) as session:
+            result = session.run(text, params)  # type: ignore[arg-type]  # a named file, not user text
+            return [{k: to_plain(v) for k, v in rec.items()} for rec in result]
 
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         def work(tx: neo4j.ManagedTransaction) -> list[Row]:
-            result = tx.run(text, params)
+            result = tx.run(text, params)  # type: ignore[arg-type]
             return [{k: to_plain(v) for k, v in rec.items()} for rec in result]
 
-        try:
-            with self._driver.session(database=self.database) as session:
+        def run() -> list[Row]:
+            with self._session(write) as session:
                 if write:
                     return session.execute_write(work)
                 return session.execute_read(work)
+
+        return self._guarded(run)
+
+    def _guarded(self, call: Any) -> list[Row]:
+        try:
+            rows: list[Row] = call()
+            return rows
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise StoreUnavailable(
-                f"Neo4j at {self.uri} is unreachable", str(exc), "start Neo4j or fix NEORAG_NEO4J_URI"
+                f"Neo4j at {self.uri} is unreachable", str(exc),
+                "run `neorag neo4j start` (or start your Neo4j) or fix NEORAG_NEO4J_URI",
             ) from exc
         except AuthError as exc:
             raise StoreUnavailable(
@@ -88,6 +124,13 @@ class Neo4jStore(GraphStore):
             return StoreHealth(True, self.backend, f"Neo4j {version}")
         except Exception as exc:  # noqa: BLE001 - a probe never raises
             return StoreHealth(False, self.backend, None, f"{type(exc).__name__}: {exc}")
+
+    def server_details(self) -> dict[str, Any]:
+        """Name, version and edition of the server (``dbms.components()``), and the database used."""
+        rows = self.run("server_components")
+        details: dict[str, Any] = dict(rows[0]) if rows else {}
+        details["database"] = self.database
+        return details
 
     def capabilities(self) -> Capabilities:
         return Capabilities(extras={"database": self.database})

@@ -2,8 +2,9 @@
 
 Per chunk of records: look up which samples exist (one read), release the old triples of
 replaced samples, then write entities (MERGE), whole-graph edges (MERGE, refcounted by
-``KG_REL.samples``), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`) and finally the
-sample nodes, so a visible sample is always complete. Writes run on two ordered background lanes (whole graph,
+``KG_REL.samples``), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`), each sample's triples as
+``KG_FACT`` edges (its browsable subgraph) and finally the sample nodes with their topic / answer links,
+so a visible sample is always complete. Writes run on two ordered background lanes (whole graph,
 per-sample facts) while the next chunk is prepared. Each chunk bumps the dataset's generation,
 which invalidates read caches in every process.
 """
@@ -55,7 +56,8 @@ class LoadReport:
 
 
 class _Writer:
-    """Runs statements on two ordered background lanes (lane 0: whole graph, lane 1: per-sample facts).
+    """Runs statements on two ordered background lanes (lane 0: whole graph and every other write that
+    locks entity nodes, so Neo4j's two lanes never deadlock; lane 1: per-sample fact buckets and samples).
 
     Statements are prepared (parameters encoded, :meth:`GraphStore.prepare`) on the caller's thread, so a
     lane only sends them: the store never waits for the next statement's encoding. ``after`` makes a
@@ -192,6 +194,33 @@ def _graph_batches(dataset: str, counts: Counter[Triple]) -> Iterable[dict[str, 
         yield {"ents": ents, "rows": rows, "dataset": dataset}
 
 
+def _sample_edge_batches(dataset: str, samples: list[tuple[str, list[Triple]]]) -> Iterable[dict[str, Any]]:
+    """``kg_sample_facts_create`` params per ``WRITE_ROWS`` sample triples: the batch's entities once each,
+    the triples pointing at them by position (as in ``_graph_batches``), each tagged with its sample."""
+    pos: dict[str, int] = {}
+    ents: list[dict[str, str]] = []
+    rows: list[dict[str, Any]] = []
+    for skey, triples in samples:
+        for h, r, t in triples:
+            for name in (h, t):
+                if name not in pos:
+                    pos[name] = len(ents)
+                    ents.append({"key": entity_key(dataset, name)})
+            rows.append({"h": pos[h], "r": r, "t": pos[t], "s": skey})
+            if len(rows) >= WRITE_ROWS:
+                yield {"ents": ents, "rows": rows}
+                pos, ents, rows = {}, [], []
+    if rows:
+        yield {"ents": ents, "rows": rows}
+
+
+def _link_rows(dataset: str, key: str, record: KGRecord) -> list[dict[str, str]]:
+    """``kg_sample_links_create`` rows: the sample's question (topic) and answer entities."""
+    roles = [("topic", n) for n in dict.fromkeys(record.q_entity)]
+    roles += [("answer", n) for n in dict.fromkeys(record.a_entity)]
+    return [{"key": key, "entity": entity_key(dataset, name), "role": role} for role, name in roles]
+
+
 def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[str]) -> int:
     """Release replaced samples' triples from the whole graph and delete their fact nodes."""
     writer.drain()  # read the old facts only after earlier writes landed
@@ -202,6 +231,8 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     writer.submit("kg_rel_release", rows)
     writer.submit("kg_rel_prune", rows)  # a separate statement: FalkorDB skips SET ... WITH ... DELETE
     writer.call("kg_facts_delete", {"samples": skeys}, lane=1)
+    writer.call("kg_sample_facts_delete", {"samples": skeys})  # lane 0: they lock entity nodes
+    writer.call("kg_sample_links_delete", {"samples": skeys})
     return len(rows)
 
 
@@ -224,6 +255,8 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
     rel_counts: Counter[Triple] = Counter()
     fact_rows: list[dict[str, Any]] = []
     sample_rows: list[dict[str, Any]] = []
+    edges: list[tuple[str, list[Triple]]] = []
+    link_rows: list[dict[str, str]] = []
     new_triples = 0
     for key, record in to_write:
         distinct = sorted(set(record.triples))
@@ -231,6 +264,8 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         new_triples += len(distinct)
         buckets, rows = encode_facts(key, distinct, record.extra)
         fact_rows.extend(rows)
+        edges.append((key, distinct))
+        link_rows.extend(_link_rows(dataset, key, record))
         rel_counts.update(distinct)
         props: dict[str, Any] = {
             "dataset": dataset, "sample_id": record.sample_id, "question": record.question,
@@ -244,8 +279,12 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
     whole: list[Future[Any]] = []
     for params in _graph_batches(dataset, rel_counts):
         whole += writer.call("kg_graph_merge", params)
+    for params in _sample_edge_batches(dataset, edges):  # lane 0, after the entities: no lock on both lanes
+        whole += writer.call("kg_sample_facts_create", params)
     writer.submit("kg_facts_create", fact_rows, lane=1)
-    writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)  # last: a visible sample is complete
+    # last: a visible sample is complete
+    samples = writer.submit("kg_sample_upsert", sample_rows, lane=1, after=whole)
+    writer.submit("kg_sample_links_create", link_rows, after=samples)
     added = len(to_write) - len(replaced)
     writer.call("kg_dataset_touch", {"name": dataset, "samples": added, "triples": new_triples - old_triples,
                                      "generation": uuid.uuid4().hex}, lane=1)

@@ -7,39 +7,51 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from app.core.config import Settings
-from app.store.cypher_library import CypherLibrary
-from app.store.embedded import ServerInfo
-from app.store.falkor import FalkorStore
+from app.store.base import GraphStore
 from ingest.kg.loader import load_path
+from tests.support.backends import Backend
 
 KG_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kg"
 PQ = KG_FIXTURES / "pathquestion"
 ROG = KG_FIXTURES / "rog"
 
 
-def kg_settings(server: ServerInfo, **extra: object) -> Settings:
-    """Settings on the session FalkorDB with a fresh graph."""
-    return Settings(backend="embedded", falkor_data_dir=server.data_dir, falkor_port=server.port,
-                    graph_name=f"kg_{uuid.uuid4().hex[:10]}", llm_base_url=None, **extra)  # type: ignore[arg-type]
+def kg_settings(backend: Backend, **extra: object) -> Settings:
+    """Settings on the test's backend with a fresh graph."""
+    return backend.settings(f"kg_{uuid.uuid4().hex[:10]}", **extra)
 
 
-def falkor_store(settings: Settings) -> FalkorStore:
-    """A FalkorStore on the settings' graph."""
-    return FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), settings.falkor_host,
-                       settings.falkor_port, settings.graph_name)
+def load_fixtures(store: GraphStore, pq: bool = True) -> None:
+    """webqsp (WebQTrn fixtures) and, if ``pq``, pq2h / pq3h."""
+    load_path(store, ROG, "webqsp")
+    if pq:
+        load_path(store, PQ / "PQ-2H.txt", "pq2h")
+        load_path(store, PQ / "PQ-3H.txt", "pq3h")
 
 
 @contextmanager
-def loaded_store(settings: Settings, pq: bool = True) -> Iterator[FalkorStore]:
-    """The graph with webqsp (WebQTrn fixtures) and, if ``pq``, pq2h / pq3h loaded; dropped afterwards."""
-    store = falkor_store(settings)
+def loaded_store(backend: Backend, settings: Settings, pq: bool = True) -> Iterator[GraphStore]:
+    """The graph with the KG fixtures loaded (see ``load_fixtures``); dropped afterwards."""
+    backend.claim(settings.graph_name)
+    store = backend.open_store(settings)
     try:
-        load_path(store, ROG, "webqsp")
-        if pq:
-            load_path(store, PQ / "PQ-2H.txt", "pq2h")
-            load_path(store, PQ / "PQ-3H.txt", "pq3h")
+        load_fixtures(store, pq)
         yield store
     finally:
-        store.drop_graph()
+        backend.drop(settings.graph_name)
+        store.close()
+
+
+@contextmanager
+def shared_kg(request: pytest.FixtureRequest, backend: Backend, settings: Settings,
+              pq: bool = True) -> Iterator[GraphStore]:
+    """``loaded_store`` for a module fixture: loaded once, reloaded when another test took the database."""
+    store = backend.open_store(settings)
+    try:
+        with backend.shared_graph(request, settings, lambda: load_fixtures(store, pq)):
+            yield store
+    finally:
         store.close()

@@ -11,8 +11,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
-from app.store.embedded import EmbeddedServer, ServerInfo, free_port
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "reasoning"
 HOTPOT = FIX / "hotpotqa_eval.json"
@@ -38,15 +38,9 @@ def corag_call(body: dict[str, Any]) -> str:
     return "subanswer"
 
 
-def module_settings(server: ServerInfo, graph: str) -> Settings:
-    """Settings on the session FalkorDB and a module-owned graph, no LLM."""
-    return Settings(
-        backend="embedded",
-        falkor_data_dir=server.data_dir,
-        falkor_port=server.port,
-        graph_name=graph,
-        llm_base_url=None,
-    )
+def module_settings(backend: Backend, graph: str) -> Settings:
+    """Settings on the test's backend and a module-owned graph, no LLM."""
+    return backend.settings(graph)
 
 
 def with_llm(settings: Settings, base_url: str, timeout_s: float = 10.0) -> Settings:
@@ -57,27 +51,10 @@ def with_llm(settings: Settings, base_url: str, timeout_s: float = 10.0) -> Sett
 
 
 @contextmanager
-def store_down_client(settings: Settings) -> Iterator[TestClient]:
-    """A client over the real app whose own FalkorDB is stopped once the app has started."""
+def store_down_client(backend: Backend, settings: Settings) -> Iterator[TestClient]:
+    """A client over the real app whose store goes down once the app has started (the module's graph
+    is kept: only the connection is cut)."""
     data = Path(tempfile.mkdtemp(prefix="neorag-down-"))
-    port = free_port()
-    server = EmbeddedServer(data, port=port)
-    server.start()
-    try:
-        with app_client(settings.model_copy(update={"falkor_data_dir": data, "falkor_port": port})) as client:
-            server.stop()
-            yield client
-    finally:
-        server.stop()
-
-
-def drop_graph(server: ServerInfo, graph: str) -> None:
-    """Drop a graph a CLI test created through environment settings."""
-    from app.store.cypher_library import CypherLibrary
-    from app.store.falkor import FalkorStore
-
-    store = FalkorStore(CypherLibrary(Settings().cypher_dir, "falkordb"), "127.0.0.1", server.port, graph)
-    try:
-        store.drop_graph()
-    finally:
-        store.close()
+    with backend.stoppable(data, settings, keep_data=True) as (switch, down), app_client(down) as client:
+        switch.stop()
+        yield client

@@ -8,37 +8,34 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from app.core.config import Settings
 from app.services.container import Services, build_services
-from app.store.embedded import ServerInfo
+from tests.support.backends import Backend
 
 FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval"
 CORPUS = FIXTURE_DIR / "hotpot_corpus.json"
 QUESTIONS = json.loads((FIXTURE_DIR / "hotpot_questions.json").read_text(encoding="utf-8"))
 
 
-def base_settings(server: ServerInfo, graph: str, **update: object) -> Settings:
-    base = Settings(
-        backend="embedded",
-        falkor_data_dir=server.data_dir,
-        falkor_port=server.port,
-        graph_name=graph,
-        llm_base_url=None,
-    )
-    return base.model_copy(update=update)
+def base_settings(backend: Backend, graph: str, **update: object) -> Settings:
+    return backend.settings(graph, **update)
 
 
 @contextmanager
-def ingested_graph(server: ServerInfo) -> Iterator[tuple[Settings, Services]]:
-    """Settings and services over a fresh graph holding the fixture corpus (dropped afterwards)."""
+def ingested_graph(request: pytest.FixtureRequest, backend: Backend) -> Iterator[tuple[Settings, Services]]:
+    """Settings and services over a graph holding the fixture corpus, for a module fixture (built once,
+    rebuilt when another test took the database; dropped afterwards)."""
     from ingest.options import IngestOptions
     from ingest.pipeline import ingest_path
 
-    settings = base_settings(server, f"t_retr_{uuid.uuid4().hex[:10]}")
+    settings = base_settings(backend, f"t_retr_{uuid.uuid4().hex[:10]}")
+    backend.claim(settings.graph_name)
     services = build_services(settings, start_embedded=False)
     try:
-        ingest_path(services, CORPUS, IngestOptions(llm_relations=False, checkpoint=False))
-        yield settings, services
+        with backend.shared_graph(request, settings, lambda: ingest_path(
+                services, CORPUS, IngestOptions(llm_relations=False, checkpoint=False))):
+            yield settings, services
     finally:
-        services.store.drop_graph()  # type: ignore[attr-defined]
         services.close()

@@ -1,0 +1,82 @@
+"""``neorag neo4j install | start | stop | status``: a local Neo4j Community server without Docker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from app.commands.common import load_settings
+
+say = typer.echo  # plain lines: a URI or a command must never be wrapped
+
+DATA_DIR = typer.Option(None, "--data-dir", help="Data dir (default NEORAG_NEO4J_DATA_DIR, ./data/neo4j).")
+
+
+def register(cli: typer.Typer) -> None:
+    """Attach the ``neo4j`` group."""
+    group = typer.Typer(help="Run a local Neo4j 5.26 Community server (jars from Maven Central, no Docker).",
+                        no_args_is_help=True)
+
+    @group.command("install")
+    def install(apoc: bool = typer.Option(None, "--apoc/--no-apoc", help="Also resolve APOC core.")) -> None:
+        """Resolve the pinned Neo4j jars with Maven and compile the launcher (once; start does it too)."""
+        from app.store.neo4j_server import server_from_settings
+
+        runtime = server_from_settings(load_settings(), apoc=apoc).runtime
+        report = runtime.ensure()
+        if report.resolved_now:
+            say(f"Neo4j {runtime.version} resolved into {report.home}: {report.download_mb} MB of "
+                          f"jars in {report.seconds} s")
+        else:
+            say(f"Neo4j {runtime.version} already resolved in {report.home}")
+
+    @group.command("start")
+    def start(
+        data_dir: Path = DATA_DIR,
+        bolt_port: int = typer.Option(None, "--bolt-port",
+                                      help="Bolt port (default: NEORAG_NEO4J_URI's, 7687)."),
+        http_port: int = typer.Option(None, "--http-port", help="HTTP/Browser port (default 7474)."),
+        password: str = typer.Option(None, "--password", help="The neo4j user's password, 8+ characters "
+                                     "(default NEORAG_NEO4J_PASSWORD)."),
+        apoc: bool = typer.Option(None, "--apoc/--no-apoc",
+                                  help="Load APOC core (default NEORAG_NEO4J_APOC)."),
+    ) -> None:
+        """Start Neo4j in the background (or reuse the running one); returns once Bolt accepts a login."""
+        from app.store.neo4j_server import server_from_settings
+
+        settings = load_settings()
+        server = server_from_settings(settings, data_dir, bolt_port, http_port, password, apoc)
+        if not server.runtime.is_ready():
+            say(f"resolving Neo4j {server.runtime.version} with Maven into {server.runtime.home} "
+                          "(once; about 140 MB)")
+        info = server.start(settings.neo4j_start_timeout_s)
+        word = f"started in {info.start_seconds} s" if info.started_here else "already running"
+        say(f"Neo4j {info.version} Community {word} (pid {info.pid}), data {info.data_dir}")
+        say(f"  URI      {info.uri}")
+        say("  user     neo4j (password: --password / NEORAG_NEO4J_PASSWORD)")
+        say(f"  Browser  {info.browser_url}")
+        say(f"serve NeoRAG on it:  NEORAG_BACKEND=neo4j NEORAG_NEO4J_URI={info.uri} neorag serve")
+
+    @group.command("stop")
+    def stop(data_dir: Path = DATA_DIR) -> None:
+        """Shut Neo4j down cleanly (its data stays in the data dir)."""
+        from app.store.neo4j_server import server_from_settings
+
+        stopped = server_from_settings(load_settings(), data_dir).stop()
+        say("Neo4j stopped" if stopped else "Neo4j was not running")
+
+    @group.command("status")
+    def status(data_dir: Path = DATA_DIR) -> None:
+        """Say whether Neo4j runs for the data dir: version, pid, ports (exit code 1 when not)."""
+        from app.store.neo4j_server import server_from_settings
+
+        server = server_from_settings(load_settings(), data_dir)
+        info = server.status()
+        if info is None:
+            say(f"not running (data dir {server.data_dir})")
+            raise typer.Exit(1)
+        say(f"running: Neo4j {info.version} (pid {info.pid}), Bolt {info.uri}, "
+                      f"Browser {info.browser_url}, data {info.data_dir}")
+
+    cli.add_typer(group, name="neo4j")
