@@ -8,6 +8,7 @@ client's delayed ACK (~40 ms on Linux; uvicorn issue #3149). :func:`tcp_socket` 
 
 from __future__ import annotations
 
+import os
 import socket
 
 from app.core.config import Settings
@@ -26,16 +27,30 @@ def tcp_socket(host: str, port: int) -> socket.socket:
 
 def serve_workers(settings: Settings) -> None:
     """Serve the API from ``settings.api_workers`` processes; each builds its own services (store
-    connection, embedder, KG cache). The embedded FalkorDB is started here once and reused by them."""
+    connection, embedder, KG cache). The embedded FalkorDB is started and supervised here, in the parent
+    (restarted when it dies, killed with the parent); the workers reuse it and follow it."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    server = embedded_server(settings).start() if settings.backend == "embedded" else None
+    from app.services.container import supervise_embedded
+
+    supervisor = None
+    if settings.backend == "embedded":
+        if settings.store_supervise:
+            supervisor = supervise_embedded(settings)
+            os.environ["NEORAG_STORE_SUPERVISE"] = "false"  # the workers reuse it; one supervisor
+        server = supervisor.child if supervisor else embedded_server(settings).start()
+    else:
+        server = None
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
                                 port=settings.api_port, workers=settings.api_workers, log_level="info",
                                 access_log=settings.api_access_log)
         Multiprocess(config, sockets=[tcp_socket(settings.api_host, settings.api_port)]).run()
     finally:
-        if server is not None and server.started_here:
+        if supervisor is not None:
+            child = supervisor.child
+            supervisor.close(stop_child=(lambda _i: embedded_server(settings).stop())
+                             if child is not None and child.started_here else None)
+        elif server is not None and server.started_here:
             embedded_server(settings).stop()

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.child import Supervisor
 from app.core.config import Settings
 from app.core.errors import NeoRAGError
 from app.services.embedder import Embedder, shared_embedder
@@ -29,12 +30,29 @@ class Services:
     server: ServerInfo | None = None
     schema_error: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    supervisor: Supervisor[ServerInfo] | None = None
 
     def close(self) -> None:
-        """Close connections; stop the embedded server only if this process started it."""
+        """Close connections; stop the embedded server only if this process started it (or restarted it)."""
         self.store.close()
-        if self.server is not None and self.server.started_here:
+        server = self.supervisor.child if self.supervisor is not None else self.server
+        stop = server is not None and server.started_here
+        if self.supervisor is not None:
+            self.supervisor.close(stop_child=(lambda _i: embedded_server(self.settings).stop())
+                                  if stop else None)
+        elif stop:
             embedded_server(self.settings).stop()
+
+
+def supervise_embedded(settings: Settings) -> Supervisor[ServerInfo]:
+    """Start (or reuse) the embedded FalkorDB under a supervisor that restarts it when it dies; the server
+    is tied to the supervising thread, so it dies with this process."""
+    manager = embedded_server(settings)
+    supervisor: Supervisor[ServerInfo] = Supervisor(
+        "FalkorDB", lambda: manager.start(tie_to_parent=True), manager.alive,
+        interval_s=settings.store_check_interval_s)
+    supervisor.run()
+    return supervisor
 
 
 def build_services(settings: Settings, start_embedded: bool = True) -> Services:
@@ -42,11 +60,16 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     # the embedder first: a missing model fails before any server is started (and left running)
     embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
                                settings.embedding_batch_size)
-    server = None
+    server, supervisor = None, None
     if settings.backend == "embedded" and start_embedded:
-        server = embedded_server(settings).start()
+        if settings.store_supervise:
+            supervisor = supervise_embedded(settings)
+            server = supervisor.child
+        else:
+            server = embedded_server(settings).start()
     store = make_store(settings, server)
-    services = Services(settings, store, embedder, LLMClient.from_settings(settings), server)
+    services = Services(settings, store, embedder, LLMClient.from_settings(settings), server,
+                        supervisor=supervisor)
     try:
         store.bootstrap(embedder.dimension)
     except NeoRAGError as exc:  # the app still starts; /health and /diagnostics say why

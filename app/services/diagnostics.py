@@ -16,8 +16,14 @@ def health_report(services: Services) -> tuple[bool, dict[str, Any]]:
     if health.reachable:
         _retry_bootstrap(services)
         return True, {"status": "ok", "api_version": API_VERSION}
-    return False, {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
-                   "reason": health.detail, "hint": _store_hint(services)}
+    body: dict[str, Any] = {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
+            "reason": health.detail, "hint": _store_hint(services)}
+    supervisor = services.supervisor
+    if supervisor is not None:  # the embedded store is being restarted by this process
+        body["store_supervisor"] = {"state": supervisor.state, "restarts": supervisor.restarts,
+                                    "last_error": supervisor.last_error}
+        body["hint"] = "the embedded FalkorDB is restarting; retry in a few seconds"
+    return False, body
 
 
 def _retry_bootstrap(services: Services) -> None:
@@ -34,7 +40,8 @@ def _retry_bootstrap(services: Services) -> None:
 def _store_hint(services: Services) -> str:
     if services.settings.backend == "neo4j":
         return f"start Neo4j at {services.settings.neo4j_uri} or fix NEORAG_NEO4J_* settings"
-    return "run `neorag db start` (or `neorag serve`, which starts the embedded FalkorDB)"
+    return ("run `neorag db start` (it reuses the port recorded in the data dir) or restart `neorag serve`, "
+            "which starts and supervises the embedded FalkorDB")
 
 
 def diagnostics_report(services: Services) -> dict[str, Any]:

@@ -44,7 +44,10 @@ class Neo4jStore(GraphStore):
         database: str = "neo4j",
         batch_size: int = 2000,
         timeout_s: float = 30.0,
+        reconnect_wait_s: float = 5.0,
     ) -> None:
+        """``reconnect_wait_s`` bounds the driver's retries of a dropped or refused connection
+        (ServiceUnavailable / SessionExpired): a restarting Neo4j is waited for that long, then 503."""
         super().__init__(library, batch_size)
         self.uri, self.database = uri, database
         self.timeout_s = timeout_s
@@ -54,7 +57,8 @@ class Neo4jStore(GraphStore):
                 auth=(user, password),
                 max_connection_pool_size=50,
                 connection_acquisition_timeout=timeout_s,
-                max_transaction_retry_time=timeout_s,
+                connection_timeout=min(timeout_s, 5.0),
+                max_transaction_retry_time=reconnect_wait_s,
             )
         except ValueError as exc:
             raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),
