@@ -20,8 +20,7 @@ def health_report(services: Services) -> tuple[bool, dict[str, Any]]:
             "reason": health.detail, "hint": _store_hint(services)}
     supervisor = services.supervisor
     if supervisor is not None:  # the embedded store is being restarted by this process
-        body["store_supervisor"] = {"state": supervisor.state, "restarts": supervisor.restarts,
-                                    "last_error": supervisor.last_error}
+        body["store_supervisor"] = _supervisor(services)
         body["hint"] = "the embedded FalkorDB is restarting; retry in a few seconds"
     return False, body
 
@@ -35,6 +34,15 @@ def _retry_bootstrap(services: Services) -> None:
         services.schema_error = None
     except NeoRAGError as exc:
         services.schema_error = str(exc)
+
+
+def _supervisor(services: Services) -> dict[str, Any] | None:
+    """The embedded store's supervisor in this process (None when this process does not supervise it)."""
+    sup = services.supervisor
+    if sup is None:
+        return None
+    return {"state": sup.state, "restarts": sup.restarts, "last_error": sup.last_error,
+            "pid": sup.child.pid if sup.child else None, "port": sup.child.port if sup.child else None}
 
 
 def _store_hint(services: Services) -> str:
@@ -55,7 +63,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         "backend": settings.backend,
         "store": {"reachable": health.reachable, "version": health.version, "detail": health.detail,
                   "graph": (settings.graph_name if settings.backend == "embedded"
-                            else settings.neo4j_database)},
+                            else settings.neo4j_database),
+                  "supervisor": _supervisor(services)},
         "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
                       "cache_size": embedder.cache_size()},
         "llm": {"configured": services.llm is not None, "base_url": settings.llm_base_url,
