@@ -64,7 +64,8 @@ def test_serve_survives_kill9_of_falkordb_and_takes_it_down_when_killed(tmp_path
         second = _state(store_dir)
         assert second["pid"] != first["pid"] and second["port"] == first["port"]
         diag = httpx.get(srv.url + "/diagnostics", timeout=60).json()
-        assert diag["store"]["supervisor"]["restarts"] == 1 and diag["store"]["supervisor"]["state"] == "running"
+        supervisor = diag["store"]["supervisor"]
+        assert supervisor["restarts"] == 1 and supervisor["state"] == "running"
         assert diag["counts"] == counts  # data intact (the AOF survived kill -9)
         after = httpx.post(srv.url + "/ranking/preview", json=question, timeout=60).json()
         assert [r["id"] for r in after["items"]] == [r["id"] for r in before["items"]]
@@ -75,8 +76,8 @@ def test_serve_survives_kill9_of_falkordb_and_takes_it_down_when_killed(tmp_path
 
 
 def test_health_is_degraded_while_restarting_then_ok(tmp_path: Path, embedder: object) -> None:
-    settings = Settings(data_dir=tmp_path / "d", graph_name="g", llm_base_url=None, store_check_interval_s=1.5,
-                        embedding_query_warm_words=0)
+    settings = Settings(data_dir=tmp_path / "d", graph_name="g", llm_base_url=None,
+                        store_check_interval_s=1.5, embedding_query_warm_words=0)
     services = build_services(settings)
     try:
         assert services.supervisor is not None and services.server is not None
