@@ -43,7 +43,7 @@ def settings(falkor_server: ServerInfo, graph_name: str, tmp_path: Path) -> Sett
     """Settings pointing at the session FalkorDB and this test's own graph."""
     return Settings(
         backend="embedded", falkor_data_dir=falkor_server.data_dir, falkor_port=falkor_server.port,
-        graph_name=graph_name, llm_base_url=None,
+        graph_name=graph_name, llm_base_url=None, data_dir=tmp_path / ".neorag",
     )
 
 

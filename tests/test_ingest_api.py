@@ -11,6 +11,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.services.ingest_jobs import ingest_jobs
+from ingest.checkpoint import checkpoint_path
 from tests.support.apps import app_client
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.ingest_graph import counts
@@ -131,7 +132,8 @@ def test_concurrent_same_path_409_and_disconnect_continues(settings, store,  # t
             assert ingest_jobs(services).running() == []
             c = counts(store)
             assert c["node:Chunk"] >= 5 and c.get("rel:MENTIONS", 0) > 0
-            ck = json.loads((root / ".ingest_ck_docs.json").read_text())
+            ck_file = checkpoint_path((root / "docs").resolve(), cfg.checkpoint_dir(), root)
+            ck = json.loads(ck_file.read_text())
             assert ck["complete"] is True and len(llm.requests) == len(ck["rel_pairs"]) > 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.store.cypher_library import CypherLibrary
 from app.store.falkor import FalkorStore
+from ingest.checkpoint import checkpoint_path
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from tests.support.ingest_graph import assert_invariants, counts, make_services
@@ -33,7 +34,7 @@ CHILD = textwrap.dedent("""
     from ingest.pipeline import ingest_path
 
     port, graph, corpus = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-    settings = Settings(falkor_port=port, graph_name=graph)
+    settings = Settings(falkor_port=port, graph_name=graph, data_dir=sys.argv[4])
     store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", port, graph)
     services = Services(settings, store, shared_embedder(), None)
 
@@ -53,9 +54,10 @@ def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, falkor_s
     corpus.mkdir()
     for name in ("notes.txt", "musique_corpus.json", "extra.jsonl"):
         shutil.copy(FIX / name, corpus / name)
-    ck_file = tmp_path / ".ingest_ck_corpus.json"
+    ck_file = checkpoint_path(corpus.resolve(), settings.checkpoint_dir(), tmp_path)  # in the data dir
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    argv = [sys.executable, "-c", CHILD, str(falkor_server.port), settings.graph_name, str(corpus)]
+    argv = [sys.executable, "-c", CHILD, str(falkor_server.port), settings.graph_name, str(corpus),
+            str(settings.data_dir)]
     child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
     killed_at = None
