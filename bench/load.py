@@ -1,6 +1,7 @@
 """Load test of a real `neorag serve`: N concurrent clients for D seconds, at each worker count.
 
-Run: .venv/bin/python bench/load.py [--clients 50] [--duration 120] [--workers 1 2] [--out FILE.json]
+Run: .venv/bin/python bench/load.py [--clients 50] [--duration 120] [--workers 1 2] [--kill-store-at 60]
+     [--out F.json]
 
 The corpus is the repository's HotpotQA slice (tests/fixtures/retrieval/hotpot_corpus.json, 60 paragraphs),
 ingested once into a temporary data dir through POST /ingest (no LLM); every worker count then serves that
@@ -110,7 +111,8 @@ def request_for(kind: str, question: str) -> tuple[str, str, dict[str, Any] | No
 
 
 async def run_load(url: str, clients: int, duration_s: float, questions: list[str],
-                   server_pid: int) -> dict[str, Any]:
+                   server_pid: int, kill_store_at: float | None = None,
+                   store_dir: Path | None = None) -> dict[str, Any]:
     kinds = [k for k, w in MIX for _ in range(w)]
     latencies: dict[str, list[float]] = {k: [] for k, _ in MIX}
     errors: dict[str, int] = {}
@@ -138,6 +140,26 @@ async def run_load(url: str, clients: int, duration_s: float, questions: list[st
             else:
                 errors[key] = errors.get(key, 0) + 1
 
+    killed: dict[str, Any] = {}
+
+    async def kill_store() -> None:  # kill -9 of FalkorDB mid-load: the supervisor restarts it
+        if kill_store_at is None or store_dir is None:
+            return
+        await asyncio.sleep(kill_store_at)
+        pid = json.loads((store_dir / "neorag-falkordb.json").read_text())["pid"]
+        os.kill(pid, signal.SIGKILL)
+        killed.update({"at_s": kill_store_at, "pid": pid})
+        t0 = time.monotonic()
+        while time.monotonic() < stop_at:
+            try:
+                state = json.loads((store_dir / "neorag-falkordb.json").read_text())
+                if state["pid"] != pid and httpx.get(url + "/health", timeout=5).status_code == 200:
+                    killed["healthy_again_after_s"] = round(time.monotonic() - t0, 2)
+                    return
+            except (OSError, ValueError, httpx.HTTPError):
+                pass
+            await asyncio.sleep(0.1)
+
     async def sample_rss() -> None:
         while time.monotonic() < stop_at:
             rss.append((round(time.monotonic() - start, 1), tree_rss_mb(server_pid)))
@@ -145,7 +167,7 @@ async def run_load(url: str, clients: int, duration_s: float, questions: list[st
 
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
-        await asyncio.gather(sample_rss(), *(client(i, http) for i in range(clients)))
+        await asyncio.gather(sample_rss(), kill_store(), *(client(i, http) for i in range(clients)))
     rss.append((round(time.monotonic() - start, 1), tree_rss_mb(server_pid)))
     elapsed = time.monotonic() - start
     total = sum(len(v) for v in latencies.values()) + sum(errors.values())
@@ -162,7 +184,7 @@ async def run_load(url: str, clients: int, duration_s: float, questions: list[st
     return {"clients": clients, "duration_s": round(elapsed, 1), "requests": total,
             "requests_per_s": round(total / elapsed, 1), "errors": errors,
             "p50_ms": pct(everything, 0.5), "p95_ms": pct(everything, 0.95), "p99_ms": pct(everything, 0.99),
-            "per_endpoint": per_kind, "rss_mb": rss}
+            "per_endpoint": per_kind, "store_killed": killed or None, "rss_mb": rss}
 
 
 def main() -> None:
@@ -171,6 +193,8 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=120.0)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--kill-store-at", type=float, default=None,
+                        help="One more round at 1 worker, with kill -9 of FalkorDB after this many s.")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="neorag-load-"))
@@ -189,13 +213,17 @@ def main() -> None:
         print(f"ingested {ingested.json().get('chunks_total')} chunks in {time.monotonic() - t0:.0f} s",
               flush=True)
         stop_server(proc)
-        for workers in args.workers:
+        rounds = [(w, None) for w in args.workers]
+        if args.kill_store_at is not None:
+            rounds.append((1, args.kill_store_at))
+        for workers, kill_at in rounds:
             proc, url = start_server(data_dir, workers, corpus_root, log)
             try:
                 for question in questions[:2]:  # warm each worker's encoder a little
                     httpx.post(url + "/ranking/preview", json={"question": question}, timeout=120)
                 load_before = os.getloadavg()
-                run = asyncio.run(run_load(url, args.clients, args.duration, questions, proc.pid))
+                run = asyncio.run(run_load(url, args.clients, args.duration, questions, proc.pid, kill_at,
+                                           data_dir / "falkordb"))
                 run.update({"workers": workers, "loadavg_before": load_before,
                             "loadavg_after": os.getloadavg()})
                 results["runs"].append(run)

@@ -20,7 +20,7 @@ from app.core.errors import StoreUnavailable
 from app.services.container import build_services
 from app.services.diagnostics import health_report
 from app.store.cypher_library import CypherLibrary
-from app.store.embedded import PORT_FILE, STATE_FILE, EmbeddedServer, _pid_alive
+from app.store.embedded import PORT_FILE, STATE_FILE, EmbeddedServer, _pid_alive, free_port
 from app.store.falkor import FalkorStore
 from tests.support.serve import served, wait_health
 
@@ -162,3 +162,19 @@ def test_orphaned_server_of_a_dead_owner_is_stopped(tmp_path: Path) -> None:
     assert _wait_gone(info.pid, 10)
     assert server.start().port == info.port
     server.stop()
+
+
+def test_neo4j_statement_on_a_refused_connection_fails_within_the_reconnect_wait() -> None:
+    from app.store.neo4j_store import Neo4jStore
+
+    port = free_port()  # nothing listens there
+    store = Neo4jStore(CypherLibrary(REPO_ROOT / "cypher", "neo4j"), f"bolt://127.0.0.1:{port}", "neo4j", "x",
+                       timeout_s=30, reconnect_wait_s=1.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="unreachable"):
+            store.run("ping")
+        assert time.monotonic() - started < 15  # bounded by the reconnect wait, not the 30 s store timeout
+        assert store.health().reachable is False
+    finally:
+        store.close()
