@@ -90,6 +90,7 @@ def test_health_is_degraded_while_restarting_then_ok(tmp_path: Path, embedder: o
         while not health_report(services)[0] and time.monotonic() < deadline:
             time.sleep(0.1)
         assert health_report(services)[0]
+        assert services.supervisor.wait_running(10)  # the restart is counted right after the store answers
         assert services.supervisor.restarts == 1
         assert services.store.run("ping")  # the store's client reconnected by itself
     finally:
