@@ -67,14 +67,22 @@ def record_doc_id(title: str, text: str) -> str:
     return "doc-" + hashlib.sha1(f"{title}\x1f{text}".encode()).hexdigest()[:16]
 
 
+# files that mark a graph store's directory (the embedded FalkorDB's): never ingested
+STORE_MARKERS = frozenset({"neorag-falkordb.json", "neorag-falkordb.port", "appendonlydir"})
+
+
 def scan(path: Path) -> list[Path]:
-    """Supported files under ``path`` (itself when a file), sorted; hidden files skipped."""
+    """Supported files under ``path`` (itself when a file), sorted; hidden files and store directories
+    (e.g. an old ``./data/falkordb``) skipped."""
     if path.is_file():
         return [path]
+    found = sorted(path.rglob("*"))
+    stores = {p.parent for p in found if p.name in STORE_MARKERS}
     out = []
-    for p in sorted(path.rglob("*")):
+    for p in found:
         if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and not any(
-                part.startswith(".") for part in p.relative_to(path).parts):
+                part.startswith(".") for part in p.relative_to(path).parts) and not stores.intersection(
+                p.parents):
             out.append(p)
     return out
 

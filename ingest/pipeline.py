@@ -92,8 +92,8 @@ class RunContext:
 
 
 def state_dir(settings: Settings) -> Path:
-    """Fallback directory for checkpoints of read-only sources: ``<data dir>/ingest_state``."""
-    return Path(settings.falkor_data_dir).resolve().parent / "ingest_state"
+    """Fallback directory for checkpoints of read-only sources: ``<NEORAG_DATA_DIR>/ingest_state``."""
+    return Path(settings.data_dir).resolve() / "ingest_state"
 
 
 def graph_identity(services: Services) -> str:
@@ -450,7 +450,7 @@ def ingest_path(services: Services, path: Path, options: IngestOptions | None = 
     record_model(services.store, services.embedder.model_name, dim)
     emit({"stage": "schema_index", "detail": "ok", "dimension": dim})
     if options.checkpoint:
-        ck_file = checkpoint_path(root, settings.ingest_checkpoint_dir, state_dir(settings))
+        ck_file = checkpoint_path(root, settings.checkpoint_dir(), state_dir(settings))
         ctx.checkpoint = Checkpoint.load(ck_file, graph_identity(services), str(root), fresh=options.refresh)
     before = ctx.writer.entity_count()
     _existing_scan(ctx, root)

@@ -159,12 +159,14 @@ def graph_name() -> str:
 
 
 @pytest.fixture
-def settings(request: pytest.FixtureRequest, backend: Backend, graph_name: str) -> Settings:
-    """Settings on this test's backend and its own empty graph (no LLM). On Neo4j the standard indexes
-    may remain from an earlier test (bootstrap is idempotent); ``@pytest.mark.pristine_schema`` drops
-    them too (a test that makes an index of another dimension, or checks what bootstrap creates)."""
+def settings(request: pytest.FixtureRequest, backend: Backend, graph_name: str, tmp_path: Path) -> Settings:
+    """Settings on this test's backend and its own empty graph (no LLM), with a data dir of its own
+    (checkpoints, uploads). On Neo4j the standard indexes may remain from an earlier test (bootstrap is
+    idempotent); ``@pytest.mark.pristine_schema`` drops them too (a test that makes an index of another
+    dimension, or checks what bootstrap creates)."""
     backend.claim(graph_name, pristine=request.node.get_closest_marker("pristine_schema") is not None)
-    return backend.settings(graph_name)
+    data = tmp_path / ".neorag"
+    return backend.settings(graph_name, data_dir=data, uploads_dir=data / "uploads")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.services.ingest_jobs import ingest_jobs
+from ingest.checkpoint import checkpoint_path
 from tests.support.apps import app_client
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.ingest_graph import counts
@@ -133,7 +134,8 @@ def test_concurrent_same_path_409_and_disconnect_continues(settings, store,  # t
             assert ingest_jobs(services).running() == []
             c = counts(store)
             assert c["node:Chunk"] >= 5 and c.get("rel:MENTIONS", 0) > 0
-            ck = json.loads((root / ".ingest_ck_docs.json").read_text())
+            ck_file = checkpoint_path((root / "docs").resolve(), cfg.checkpoint_dir(), root)
+            ck = json.loads(ck_file.read_text())
             pair_requests = [r for r in llm.requests  # (the others: entity relations, one per chunk)
                              if str(r["messages"][0]["content"]).startswith("You label semantic relations")]
             assert ck["complete"] is True and len(pair_requests) == len(ck["rel_pairs"]) > 0

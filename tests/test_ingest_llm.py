@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.core.errors import BadInput
+from ingest.checkpoint import checkpoint_path
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from ingest.relations_only import ingest_relations_only
@@ -71,7 +72,8 @@ def test_llm_relations_malformed_retry_mapping_and_clamp(settings, store, embedd
     sup = next(r for r in rels if r["type"] == "SUPPORTS")
     assert sup["a"] > sup["b"]  # B->A honoured
     assert any(e["stage"] == "relation_warn" and "malformed_json" in e["error"] for e in events)
-    ck = json.loads((tmp_path / ".ingest_ck_notes.txt.json").read_text())
+    ck = json.loads(checkpoint_path((tmp_path / "notes.txt").resolve(), settings.checkpoint_dir(),
+                                    tmp_path).read_text())
     assert sum(1 for v in ck["rel_pairs"].values() if "err" in v) == 1
     assert len(ck["rel_pairs"]) == start["pairs"]
     assert_invariants(store)

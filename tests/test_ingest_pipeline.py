@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import BadInput, ConfigError
+from ingest.checkpoint import checkpoint_path
 from ingest.chunk import chunk_document
 from ingest.load import load_file
 from ingest.options import IngestOptions
@@ -71,7 +72,8 @@ def test_every_format_builds_the_documented_graph(settings, store, embedder, tmp
     before = counts(store)
     again = ingest_path(services, corpus, IngestOptions())
     assert again.chunks_new == 0 and again.chunks_skipped == res.chunks_total and counts(store) == before
-    assert (tmp_path / ".ingest_ck_corpus.json").is_file()
+    assert checkpoint_path(corpus.resolve(), settings.checkpoint_dir(), tmp_path).is_file()  # in the data dir
+    assert not list(tmp_path.glob(".ingest_ck_*"))  # never beside the sources
     # a re-run without checkpoint re-embeds (cache) but is idempotent
     third = ingest_path(services, corpus, IngestOptions(checkpoint=False))
     assert third.chunks_new == res.chunks_total and counts(store) == before

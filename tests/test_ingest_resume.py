@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from ingest.checkpoint import checkpoint_path
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
 from tests.support.ingest_graph import assert_invariants, counts, make_services
@@ -50,8 +51,9 @@ def test_kill_9_then_resume_equals_clean_run(settings, store, embedder, backend,
     corpus.mkdir()
     for name in ("notes.txt", "musique_corpus.json", "extra.jsonl"):
         shutil.copy(FIX / name, corpus / name)
-    ck_file = tmp_path / ".ingest_ck_corpus.json"
+    ck_file = checkpoint_path(corpus.resolve(), settings.checkpoint_dir(), tmp_path)  # in the data dir
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")}, **backend.env(settings),
+           "NEORAG_DATA_DIR": str(settings.data_dir),
            "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     argv = [sys.executable, "-c", CHILD, str(corpus)]
     child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

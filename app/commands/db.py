@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import typer
 from rich.console import Console
 
 from app.commands.common import load_settings
+from app.core.config import Settings
 from app.store.factory import embedded_server
 
+log = logging.getLogger(__name__)
+
 console = Console()
+
+
+LEGACY_STORE = Path("./data/falkordb")  # the data dir before issue 14 (inside the default ingest root)
+
+
+def legacy_store_warning(settings: Settings) -> str | None:
+    """A warning when a store is still in the old ``./data/falkordb`` while the settings use another dir."""
+    from app.store.backup import has_data
+
+    old, new = LEGACY_STORE.resolve(), Path(settings.falkor_data_dir).resolve()
+    if old == new or not has_data(old):
+        return None
+    return (f"an old NeoRAG store is in {LEGACY_STORE} but the data dir is now {settings.data_dir} "
+            f"(store {settings.falkor_data_dir}); to keep using it: `neorag db stop` with "
+            f"NEORAG_FALKOR_DATA_DIR={LEGACY_STORE}, then move it: mkdir -p {settings.data_dir} && "
+            f"mv {LEGACY_STORE} {settings.falkor_data_dir}  (or set NEORAG_FALKOR_DATA_DIR={LEGACY_STORE})")
+
+
+def warn_legacy_store(settings: Settings) -> None:
+    """Log (and print) :func:`legacy_store_warning` when there is one."""
+    text = legacy_store_warning(settings)
+    if text:
+        log.warning(text)
+        console.print(f"[yellow]warning:[/yellow] {text}")
 
 
 def register(cli: typer.Typer) -> None:
@@ -17,8 +47,11 @@ def register(cli: typer.Typer) -> None:
 
     @db.command("start")
     def start() -> None:
-        """Start (or reuse) the embedded server for the configured data dir; it keeps running."""
-        info = embedded_server(load_settings()).start()
+        """Start (or reuse) the embedded server for the configured data dir, on the port recorded there;
+        it keeps running."""
+        settings = load_settings()
+        warn_legacy_store(settings)
+        info = embedded_server(settings).start()
         word = "started" if info.started_here else "already running"
         console.print(f"FalkorDB {word}: pid {info.pid}, 127.0.0.1:{info.port}, data {info.data_dir}")
 
@@ -37,6 +70,31 @@ def register(cli: typer.Typer) -> None:
             console.print(f"running: pid {info.pid}, 127.0.0.1:{info.port}, data {info.data_dir}")
         else:
             console.print(f"not running (data dir {settings.falkor_data_dir})")
+            warn_legacy_store(settings)
             raise typer.Exit(1)
+
+    @db.command("backup")
+    def backup(to: Path = typer.Option(..., "--to", help="File to write the snapshot to (RDB).")) -> None:
+        """Write a consistent snapshot of the embedded store (BGSAVE; it keeps serving meanwhile)."""
+        from app.store.backup import backup as write_backup
+
+        size = write_backup(embedded_server(load_settings()), to)
+        console.print(f"backup written: {to} ({size} bytes)")
+
+    @db.command("restore")
+    def restore(
+        source: Path = typer.Option(..., "--from", help="A file written by `neorag db backup`."),
+        force: bool = typer.Option(False, "--force", help="Stop a server using the store, keep the old files "
+                                   "aside, restore anyway."),
+    ) -> None:
+        """Restore a backup into the configured data dir (refuses a running or non-empty store)."""
+        from app.store.backup import restore as load_backup
+
+        settings = load_settings()
+        kept = load_backup(embedded_server(settings), source, force=force)
+        console.print(f"restored {source} into {settings.falkor_data_dir}; it loads at the next "
+                      "`neorag serve` / `neorag db start`")
+        if kept is not None:
+            console.print(f"the previous store files were kept in {kept}")
 
     cli.add_typer(db, name="db")

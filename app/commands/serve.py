@@ -60,6 +60,10 @@ def register(cli: typer.Typer) -> None:
         # fail fast, with a one-line error, before loading models or binding the port
         check_port_free(settings.api_host, settings.api_port)
         check_store_reachable(settings)
+        if settings.backend == "embedded":
+            from app.commands.db import warn_legacy_store
+
+            warn_legacy_store(settings)
         if settings.api_workers > 1:
             from app.commands.workers import serve_workers
 

@@ -36,15 +36,24 @@ def worker_environment(settings: Settings) -> dict[str, str]:
 
 def serve_workers(settings: Settings) -> None:
     """Serve the API from ``settings.api_workers`` processes; each builds its own services (store
-    connection, embedder, KG cache). The embedded FalkorDB and, with ``NEORAG_LLM_BASE_URL=local``, the
-    local model server are started here once and reused by them."""
+    connection, embedder, KG cache). The embedded FalkorDB is started and supervised here, in the parent
+    (restarted when it dies, killed with the parent), and, with ``NEORAG_LLM_BASE_URL=local``, the local
+    model server is started here once; the workers reuse both and follow the store."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from app.services.container import supervise_embedded
     from app.services.local_llm import release, share_with_workers
 
     os.environ.update(worker_environment(settings))
-    server = embedded_server(settings).start() if settings.backend == "embedded" else None
+    supervisor = None
+    if settings.backend == "embedded":
+        if settings.store_supervise:
+            supervisor = supervise_embedded(settings)
+            os.environ["NEORAG_STORE_SUPERVISE"] = "false"  # the workers reuse it; one supervisor
+        server = supervisor.child if supervisor else embedded_server(settings).start()
+    else:
+        server = None
     model = share_with_workers(settings, os.environ)
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
@@ -54,5 +63,9 @@ def serve_workers(settings: Settings) -> None:
     finally:
         if model is not None:
             release(model)
-        if server is not None and server.started_here:
+        if supervisor is not None:
+            child = supervisor.child
+            supervisor.close(stop_child=(lambda _i: embedded_server(settings).stop())
+                             if child is not None and child.started_here else None)
+        elif server is not None and server.started_here:
             embedded_server(settings).stop()

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.core.type_names import DEFAULT_ENTITY_TYPES, DEFAULT_RELATION_TYPES, type_names
@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: str = "neorag-password"
     neo4j_database: str = "neo4j"
-    falkor_data_dir: Path = Path("./data/falkordb")
+    falkor_data_dir: Path = Field(Path("./.neorag/falkordb"),
+                                  description="Embedded store files (default <NEORAG_DATA_DIR>/falkordb).")
     falkor_port: int = Field(0, description="0 = pick a free port (remembered in the data dir).")
     falkor_host: str = "127.0.0.1"
     falkor_module_args: str = Field(
@@ -143,7 +144,7 @@ class Settings(BaseSettings):
     ingest_rel_truncate: int = Field(default=600, ge=50, description="Chars per chunk in a relation prompt.")
     ingest_checkpoint_dir: Path | None = Field(
         default=None,
-        description="Checkpoint dir; unset = beside the source (<data>/ingest_state if read-only).")
+        description="Checkpoint dir; unset = <NEORAG_DATA_DIR>/checkpoints (never beside the sources).")
 
     # --- KG actions and function-call bridge (issue 3) ---------------------
     kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 413).")
@@ -242,7 +243,8 @@ class Settings(BaseSettings):
     # --- issue 16: documents (uploads, listing/deletion, citations, Markdown sections) ---
     uploads_dir: Path = Field(
         Path("./.neorag/uploads"),
-        description="Where POST /documents stores uploaded files (CWD-relative; an allowed ingest root).")
+        description="Where POST /documents stores uploaded files (CWD-relative; an allowed ingest root; "
+        "default <NEORAG_DATA_DIR>/uploads).")
     upload_max_bytes: int = Field(
         100 * 1024 * 1024, ge=1, description="Largest uploaded file in bytes (else 413).")
     upload_max_files: int = Field(
@@ -290,6 +292,34 @@ class Settings(BaseSettings):
     neo4j_max_retry_s: float = Field(
         1.0, ge=0, description="How long a Neo4j transaction is retried on transient failures (deadlock, "
         "leader switch, lost connection) before the request fails (503); raise it for clusters / AuraDB.")
+    # --- issue 14: operations ---
+    data_dir: Path = Field(
+        Path("./.neorag"), description="Everything NeoRAG writes: falkordb/ (store, its log), checkpoints/, "
+        "uploads/ (CWD-relative; keep it outside the ingest roots: it is never ingested).")
+    store_supervise: bool = Field(
+        True, description="Embedded store: the process serving the API restarts FalkorDB when it dies (same "
+        "port, recorded in its data dir); FalkorDB dies with that process.")
+    store_check_interval_s: float = Field(
+        0.5, gt=0, description="Embedded store: how often the supervisor checks that FalkorDB runs (s).")
+    store_reconnect_wait_s: float = Field(
+        5.0, ge=0, description="A statement waits this long for a store that went away (restarting) before a "
+        "503; Neo4j: the driver's retry time for a dropped connection (s).")
+    ingest_lock_ttl_s: float = Field(
+        30.0, ge=1, description="Cross-process ingest lock in the store: a holder that stops renewing it "
+        "(heartbeat every third of this) loses it after this long (s).")
+
+    @model_validator(mode="after")
+    def _under_data_dir(self) -> Settings:
+        """Store files and uploads default to folders of ``data_dir`` unless set on their own."""
+        if "falkor_data_dir" not in self.model_fields_set:
+            self.falkor_data_dir = self.data_dir / "falkordb"
+        if "uploads_dir" not in self.model_fields_set:
+            self.uploads_dir = self.data_dir / "uploads"
+        return self
+
+    def checkpoint_dir(self) -> Path:
+        """Where ingest checkpoints go: NEORAG_INGEST_CHECKPOINT_DIR, else <data dir>/checkpoints."""
+        return self.ingest_checkpoint_dir or self.data_dir / "checkpoints"
 
     @field_validator("backend")
     @classmethod

@@ -30,7 +30,7 @@ def delete_document(services: Services, doc_id: str) -> dict[str, Any]:
     if row is None:
         raise not_found(doc_id)
     path = Path(str(row["path"]))
-    with ingest_jobs(services).holding(path, "delete"):
+    with ingest_jobs(services).holding(path, "delete", services):
         return _delete(services, doc_id, row, path)
 
 

@@ -268,7 +268,7 @@ def remove_upload(settings: Settings, path: Path) -> bool:
 
     existed = path.is_file()
     path.unlink(missing_ok=True)
-    checkpoint_path(path, settings.ingest_checkpoint_dir, state_dir(settings)).unlink(missing_ok=True)
+    checkpoint_path(path, settings.checkpoint_dir(), state_dir(settings)).unlink(missing_ok=True)
     if path.parent.is_dir() and not any(path.parent.iterdir()):
         shutil.rmtree(path.parent, ignore_errors=True)
     return existed

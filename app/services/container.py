@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.child import Supervisor
 from app.core.config import Settings
 from app.core.errors import NeoRAGError
 from app.services.embedder import Embedder, shared_embedder
@@ -32,15 +33,32 @@ class Services:
     schema_error: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     local_llm: LocalLLM | None = None  # the supervised model server when NEORAG_LLM_BASE_URL=local
+    supervisor: Supervisor[ServerInfo] | None = None
 
     def close(self) -> None:
-        """Close connections; stop the embedded server only if this process started it."""
+        """Close connections; stop the embedded server only if this process started it (or restarted it)."""
         self.store.close()
         if self.local_llm is not None:
             release_local_llm(self.local_llm)
             self.local_llm = None
-        if self.server is not None and self.server.started_here:
+        server = self.supervisor.child if self.supervisor is not None else self.server
+        stop = server is not None and server.started_here
+        if self.supervisor is not None:
+            self.supervisor.close(stop_child=(lambda _i: embedded_server(self.settings).stop())
+                                  if stop else None)
+        elif stop:
             embedded_server(self.settings).stop()
+
+
+def supervise_embedded(settings: Settings) -> Supervisor[ServerInfo]:
+    """Start (or reuse) the embedded FalkorDB under a supervisor that restarts it when it dies; the server
+    is tied to the supervising thread, so it dies with this process."""
+    manager = embedded_server(settings)
+    supervisor: Supervisor[ServerInfo] = Supervisor(
+        "FalkorDB", lambda: manager.start(tie_to_parent=True), manager.alive,
+        interval_s=settings.store_check_interval_s)
+    supervisor.run()
+    return supervisor
 
 
 def build_services(settings: Settings, start_embedded: bool = True) -> Services:
@@ -49,16 +67,20 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
                                settings.embedding_batch_size)
     llm, local = llm_for(settings)  # NEORAG_LLM_BASE_URL=local starts the model server here
-    server = None
+    server, supervisor = None, None
     try:
         if settings.backend == "embedded" and start_embedded:
-            server = embedded_server(settings).start()
+            if settings.store_supervise:
+                supervisor = supervise_embedded(settings)
+                server = supervisor.child
+            else:
+                server = embedded_server(settings).start()
         store = make_store(settings, server)
     except BaseException:
         if local is not None:
             release_local_llm(local)
         raise
-    services = Services(settings, store, embedder, llm, server, local_llm=local)
+    services = Services(settings, store, embedder, llm, server, local_llm=local, supervisor=supervisor)
     try:
         store.bootstrap(embedder.dimension)
     except NeoRAGError as exc:  # the app still starts; /health and /diagnostics say why

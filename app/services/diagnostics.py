@@ -17,8 +17,13 @@ def health_report(services: Services) -> tuple[bool, dict[str, Any]]:
     if health.reachable:
         _retry_bootstrap(services)
         return True, {"status": "ok", "api_version": API_VERSION}
-    return False, {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
-                   "reason": health.detail, "hint": _store_hint(services)}
+    body: dict[str, Any] = {"status": "degraded", "api_version": API_VERSION, "backend": health.backend,
+            "reason": health.detail, "hint": _store_hint(services)}
+    supervisor = services.supervisor
+    if supervisor is not None:  # the embedded store is being restarted by this process
+        body["store_supervisor"] = _supervisor(services)
+        body["hint"] = "the embedded FalkorDB is restarting; retry in a few seconds"
+    return False, body
 
 
 def _retry_bootstrap(services: Services) -> None:
@@ -32,11 +37,21 @@ def _retry_bootstrap(services: Services) -> None:
         services.schema_error = str(exc)
 
 
+def _supervisor(services: Services) -> dict[str, Any] | None:
+    """The embedded store's supervisor in this process (None when this process does not supervise it)."""
+    sup = services.supervisor
+    if sup is None:
+        return None
+    return {"state": sup.state, "restarts": sup.restarts, "last_error": sup.last_error,
+            "pid": sup.child.pid if sup.child else None, "port": sup.child.port if sup.child else None}
+
+
 def _store_hint(services: Services) -> str:
     if services.settings.backend == "neo4j":
         return (f"start Neo4j at {services.settings.neo4j_uri} (a local one: `neorag neo4j start`) "
                 "or fix the NEORAG_NEO4J_* settings")
-    return "run `neorag db start` (or `neorag serve`, which starts the embedded FalkorDB)"
+    return ("run `neorag db start` (it reuses the port recorded in the data dir) or restart `neorag serve`, "
+            "which starts and supervises the embedded FalkorDB")
 
 
 def llm_report(services: Services) -> dict[str, Any]:
@@ -67,7 +82,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         "store": {"reachable": health.reachable, "version": health.version, "detail": health.detail,
                   "server": {},
                   "graph": (settings.graph_name if settings.backend == "embedded"
-                            else settings.neo4j_database)},
+                            else settings.neo4j_database),
+                  "supervisor": _supervisor(services)},
         "embedding": {"model": embedder.model_name, "dimension": embedder.dimension,
                       "cache_size": embedder.cache_size()},
         "llm": llm_report(services),

@@ -1,4 +1,5 @@
-"""Ingest jobs: one running ingest per path (409 otherwise), run on a background thread with an event queue.
+"""Ingest jobs: one running ingest per path (409 otherwise; held in-process and, against other processes on
+the same store, by a lock in the store), run on a background thread with an event queue.
 
 A job keeps running when its SSE client disconnects: the ingest always completes (or fails) in
 the background, so the graph never holds a half-written batch beyond what a resume repairs.
@@ -17,6 +18,7 @@ from typing import Any
 
 from app.core.errors import BadInput, NeoRAGError
 from app.services.container import Services
+from app.services.store_lock import StoreLock
 from ingest.options import IngestOptions
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,7 @@ class IngestJob:
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
         self.what = "ingest"  # or "delete" (a path held by IngestJobs.holding)
+        self.store_lock: StoreLock | None = None  # the same path held against other processes on the store
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.put(event)
@@ -68,7 +71,7 @@ class IngestJobs:
         self._lock = threading.Lock()
         self._active: dict[str, IngestJob] = {}
 
-    def _claim(self, path: Path, options: IngestOptions) -> IngestJob:
+    def _claim(self, path: Path, options: IngestOptions, services: Services) -> IngestJob:
         key = str(path)
         with self._lock:
             if key in self._active:
@@ -77,15 +80,29 @@ class IngestJobs:
                                status=409, field="path")
             job = IngestJob(key, path, options)
             self._active[key] = job
-            return job
+        self._lock_in_store(job, services, "path")
+        return job
+
+    def _lock_in_store(self, job: IngestJob, services: Services, field: str) -> None:
+        """Hold the path against other processes on the same store too (409 when one holds it)."""
+        lock = StoreLock(services.store, job.key, job.what, services.settings.ingest_lock_ttl_s)
+        try:
+            lock.acquire(field)
+        except BaseException:
+            with self._lock:
+                self._active.pop(job.key, None)
+            raise
+        job.store_lock = lock
 
     def _release(self, job: IngestJob) -> None:
+        if job.store_lock is not None:
+            job.store_lock.release()
         with self._lock:
             self._active.pop(job.key, None)
         job.done.set()
 
     @contextmanager
-    def holding(self, path: Path, what: str) -> Iterator[None]:
+    def holding(self, path: Path, what: str, services: Services | None = None) -> Iterator[None]:
         """Keep ``path`` from being ingested while ``what`` (e.g. a delete) runs: 409 now if an ingest of it
         or of a folder holding it is running, and 409 for an ingest of it until this block ends."""
         key = str(path)
@@ -97,6 +114,8 @@ class IngestJobs:
             job = IngestJob(key, path, IngestOptions())
             job.what = what
             self._active[key] = job
+        if services is not None:
+            self._lock_in_store(job, services, "id")
         try:
             yield
         finally:
@@ -108,7 +127,7 @@ class IngestJobs:
 
     def run_sync(self, services: Services, path: Path, options: IngestOptions) -> dict[str, Any]:
         """Run in the calling thread (POST /ingest); 409 when the path is already being ingested."""
-        job = self._claim(path, options)
+        job = self._claim(path, options, services)
         try:
             return run_ingest(services, path, options)
         finally:
@@ -116,7 +135,7 @@ class IngestJobs:
 
     def start(self, services: Services, path: Path, options: IngestOptions) -> IngestJob:
         """Start in a background thread (GET /ingest/stream); 409 when already running."""
-        job = self._claim(path, options)
+        job = self._claim(path, options, services)
 
         def work() -> None:
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -14,11 +15,14 @@ from pathlib import Path
 
 import redis
 
+from app.core.child import die_with_parent
 from app.core.errors import ConfigError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 STATE_FILE = "neorag-falkordb.json"
+PORT_FILE = "neorag-falkordb.port"  # the port this data dir serves on, kept across restarts
+LOCK_FILE = "neorag-falkordb.lock"  # held while a process starts the server (one start at a time)
 LOG_FILE = "falkordb.log"
 # FalkorDB module arguments (load-time configuration). Matrices are synced after this many pending
 # changes instead of FalkorDB's 10,000: bulk KG loads at millions of triples spend less time
@@ -123,6 +127,18 @@ def _compact_aof(host: str, port: int, wait_s: float) -> None:
         pass  # not reachable: stop it anyway (SIGTERM still flushes the AOF)
 
 
+def _kill_orphan(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)  # redis flushes its AOF on SIGTERM
+    except OSError:
+        return
+    deadline = time.monotonic() + 10
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
 class EmbeddedServer:
     """Manages one FalkorDB server per data directory (pid/port state file)."""
 
@@ -138,38 +154,92 @@ class EmbeddedServer:
     def state_path(self) -> Path:
         return self.data_dir / STATE_FILE
 
+    @property
+    def port_path(self) -> Path:
+        return self.data_dir / PORT_FILE
+
+    def recorded_port(self) -> int:
+        """The port recorded in the data dir (0 when none)."""
+        try:
+            return int(self.port_path.read_text().strip())
+        except (OSError, ValueError):
+            return 0
+
+    def current_port(self) -> int | None:
+        """The port of the server running for this data dir now (for clients that reconnect)."""
+        info = self.status()
+        return info.port if info else (self.requested_port or self.recorded_port() or None)
+
     def status(self) -> ServerInfo | None:
-        """The server running for this data dir, or None."""
+        """The server running for this data dir, or None.
+
+        Watchdog: a server whose recorded owner process is dead is an orphan (its parent-death signal
+        was missed); it is killed here, so the next start gets a clean store."""
         try:
             state = json.loads(self.state_path.read_text())
         except (OSError, ValueError):
             return None
-        pid, port = int(state.get("pid", 0)), int(state.get("port", 0))
+        pid, port, owner = int(state.get("pid", 0)), int(state.get("port", 0)), int(state.get("owner", 0))
+        if pid and owner and not _pid_alive(owner) and _pid_alive(pid):
+            log.warning("FalkorDB pid %d outlived its owner pid %d: stopping the orphan", pid, owner)
+            _kill_orphan(pid)
+            return None
         if pid and _pid_alive(pid) and _ping(self.host, port):
             return ServerInfo(pid, port, self.host, self.data_dir, started_here=False)
         return None
 
-    def start(self, wait_s: float = 15.0, load_wait_s: float = 1800.0) -> ServerInfo:
+    def alive(self, info: ServerInfo) -> bool:
+        """Whether the process of ``info`` still runs (a supervisor's probe; a child of ours is reaped)."""
+        if self._proc is not None and self._proc.pid == info.pid:
+            return self._proc.poll() is None
+        return _pid_alive(info.pid)
+
+    def start(self, wait_s: float = 15.0, load_wait_s: float = 1800.0,
+              tie_to_parent: bool = False) -> ServerInfo:
         """Start the server, or reuse the one already running for this data dir.
 
+        The port is ``NEORAG_FALKOR_PORT``, else the one recorded in the data dir, else a free one
+        (then recorded), so a restarted server answers where its clients already connect.
+        ``tie_to_parent``: the server gets SIGKILL when the calling thread's process (thread) ends.
         A fresh data dir must answer within ``wait_s``; one holding an AOF gets up to ``load_wait_s``
         while the process is alive (replaying a large AOF takes minutes; ``stop`` compacts it first)."""
         running = self.status()
         if running:
             return running
-        server, module = binaries()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        port = self.requested_port or free_port(self.host)
+        with open(self.data_dir / LOCK_FILE, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be starting it right now
+            running = self.status()
+            if running:
+                return running
+            return self._start_locked(wait_s, load_wait_s, tie_to_parent)
+
+    def _pick_port(self) -> int:
+        if self.requested_port:
+            port = self.requested_port
+        else:
+            port = self.recorded_port()
+            if port and port_busy(self.host, port):
+                log.warning("FalkorDB's recorded port %d is taken by another process; picking another", port)
+                port = 0
+            port = port or free_port(self.host)
+            self.port_path.write_text(f"{port}\n")
         if port_busy(self.host, port):
             raise StoreUnavailable(
                 f"port {port} is busy",
                 "another process listens there",
                 "set NEORAG_FALKOR_PORT to a free port, or 0 to pick one",
             )
+        return port
+
+    def _start_locked(self, wait_s: float, load_wait_s: float, tie_to_parent: bool) -> ServerInfo:
+        server, module = binaries()
+        port = self._pick_port()
         cmd = self.command(port, server, module)
         try:
             self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                          start_new_session=True)
+                                          start_new_session=True,
+                                          preexec_fn=die_with_parent() if tie_to_parent else None)
         except OSError as exc:
             raise StoreUnavailable(
                 f"cannot start {server}", str(exc),
@@ -192,7 +262,10 @@ class EmbeddedServer:
                     f"see {self.data_dir / LOG_FILE}",
                 )
             if _ping(self.host, port):
-                self.state_path.write_text(json.dumps({"pid": self._proc.pid, "port": port}))
+                state = {"pid": self._proc.pid, "port": port}
+                if tie_to_parent:
+                    state["owner"] = os.getpid()
+                self.state_path.write_text(json.dumps(state))
                 return ServerInfo(self._proc.pid, port, self.host, self.data_dir, started_here=True)
             time.sleep(0.05)
         self._proc.kill()

@@ -23,14 +23,16 @@ def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphSto
         return Neo4jStore(
             library, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password,
             settings.neo4j_database, settings.write_batch_size, settings.store_timeout_s,
-            settings.neo4j_max_retry_s,
+            settings.neo4j_max_retry_s, settings.store_reconnect_wait_s,
         )
     from app.store.falkor import FalkorStore
 
     library = CypherLibrary(settings.cypher_dir, "falkordb")
-    info = server or embedded_server(settings).status()
-    port = info.port if info else settings.falkor_port
+    manager = embedded_server(settings)
+    info = server or manager.status()
+    port = info.port if info else (settings.falkor_port or manager.recorded_port())
     return FalkorStore(
         library, settings.falkor_host, port, settings.graph_name,
         settings.write_batch_size, settings.store_timeout_s,
+        reconnect_wait_s=settings.store_reconnect_wait_s, locate=manager.current_port,
     )

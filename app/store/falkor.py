@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -91,9 +93,14 @@ class FalkorStore(GraphStore):
         graph: str,
         batch_size: int = 2000,
         timeout_s: float = 30.0,
+        reconnect_wait_s: float = 0.0,
+        locate: Callable[[], int | None] | None = None,
     ) -> None:
+        """``reconnect_wait_s``: how long a statement waits for a store that went away (restarting) before
+        StoreUnavailable; ``locate``: the store's current port (the embedded server may move)."""
         super().__init__(library, batch_size)
         self.host, self.port, self.graph_name = host, port, graph
+        self.reconnect_wait_s, self._locate = reconnect_wait_s, locate
         self.timeout_ms = int(timeout_s * 1000)
         self._socket_timeout = timeout_s + 5
         self._conn: FalkorDB | None = None
@@ -127,13 +134,35 @@ class FalkorStore(GraphStore):
         stmt = self.library.get(name)
         return Prepared(name, params_header(params or {}) + stmt.text, {}, stmt.is_write)
 
+    def _reconnect(self) -> None:
+        """Follow the server to its current port when it moved (same port: the client's pool reconnects
+        by itself on the next command)."""
+        port = self._locate() if self._locate else None
+        if port and port != self.port:
+            self.close()
+            self._conn, self._graph_handle = None, None
+            self.port = port
+
+    def _send(self, query: str, write: bool) -> Any:
+        """Send one query; while the store is away (restarting) retry for up to ``reconnect_wait_s``:
+        reads always, writes only when the connection failed before anything was sent."""
+        deadline = time.monotonic() + self.reconnect_wait_s
+        while True:
+            try:
+                if write:
+                    return self._graph.query(query, None, timeout=self.timeout_ms)
+                return self._graph.ro_query(query, None, timeout=self.timeout_ms)
+            except (redis.exceptions.ConnectionError, OSError) as exc:
+                unsent = "connecting to" in str(exc) or isinstance(exc, ConnectionRefusedError)
+                if time.monotonic() >= deadline or (write and not unsent):
+                    raise
+                time.sleep(0.2)
+                self._reconnect()
+
     def _execute(self, text: str, params: dict[str, Any], write: bool) -> list[Row]:
         try:
             query = params_header(params) + text  # built here: the client's encoder is slow on big batches
-            if write:
-                result = self._graph.query(query, None, timeout=self.timeout_ms)
-            else:
-                result = self._graph.ro_query(query, None, timeout=self.timeout_ms)
+            result = self._send(query, write)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise StoreUnavailable(
                 f"FalkorDB at {self.host}:{self.port} is unreachable",
@@ -151,7 +180,11 @@ class FalkorStore(GraphStore):
 
     def health(self) -> StoreHealth:
         try:
-            info = self._db.connection.info("server")
+            try:
+                info = self._db.connection.info("server")
+            except (redis.exceptions.ConnectionError, OSError):
+                self._reconnect()  # the server came back on another port, or the client is stale
+                info = self._db.connection.info("server")
             modules = self._db.connection.execute_command("MODULE", "LIST")
             graph_ver = next(
                 (m[m.index("ver") + 1] for m in modules if "graph" in m and "ver" in m), None

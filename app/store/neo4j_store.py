@@ -52,7 +52,11 @@ class Neo4jStore(GraphStore):
         batch_size: int = 2000,
         timeout_s: float = 30.0,
         max_retry_s: float = 1.0,
+        reconnect_wait_s: float = 5.0,
     ) -> None:
+        """``reconnect_wait_s`` bounds the driver's retries of a dropped or refused connection
+        (ServiceUnavailable / SessionExpired): a restarting Neo4j is waited for that long, then 503.
+        The driver has one retry budget for all transient failures: the larger of the two is used."""
         super().__init__(library, batch_size)
         self.uri, self.database = uri, database
         self.timeout_s = timeout_s
@@ -63,7 +67,7 @@ class Neo4jStore(GraphStore):
                 max_connection_pool_size=50,
                 connection_acquisition_timeout=timeout_s,
                 connection_timeout=min(timeout_s, 5.0),
-                max_transaction_retry_time=max_retry_s,
+                max_transaction_retry_time=max(max_retry_s, reconnect_wait_s),
                 notifications_min_severity="OFF",  # e.g. "no REL edges yet" warnings: normal for NeoRAG
             )
         except ValueError as exc:

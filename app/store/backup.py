@@ -1,0 +1,130 @@
+"""Backup and restore of the embedded FalkorDB store (one RDB snapshot file).
+
+Backup: ``BGSAVE`` forks the server, so the snapshot is consistent while it keeps serving; the RDB is
+copied to the target file atomically. A store that is not running is started for the snapshot and
+stopped again. Restore: the RDB becomes the base of a fresh append-only file set (Redis 7+ multi-part
+AOF: ``appendonlydir/`` with a manifest), which the server loads at its next start.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from pathlib import Path
+
+import redis
+
+from app.core.errors import BadInput, StoreUnavailable
+from app.store.embedded import LOCK_FILE, EmbeddedServer
+
+RDB_MAGIC = b"REDIS"
+AOF_DIR = "appendonlydir"
+BASE = "appendonly.aof.1.base.rdb"
+INCR = "appendonly.aof.1.incr.aof"
+MANIFEST = "appendonly.aof.manifest"
+BACKUP_LOCK = "neorag-backup.lock"
+
+
+def backup(server: EmbeddedServer, target: Path, wait_s: float = 3600.0) -> int:
+    """Write a consistent snapshot of the store to ``target``; returns its size in bytes."""
+    target = Path(target).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    info = server.status()
+    started = info is None
+    if info is None:
+        info = server.start()
+    try:
+        with open(server.data_dir / BACKUP_LOCK, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one snapshot at a time per store (they share dump.rdb)
+            dump = _bgsave(info.host, info.port, server.data_dir, wait_s)
+            tmp = target.with_name(f".{target.name}.partial")
+            shutil.copyfile(dump, tmp)
+            os.replace(tmp, target)
+            dump.unlink(missing_ok=True)
+    finally:
+        if started:
+            server.stop()
+    return target.stat().st_size
+
+
+def _bgsave(host: str, port: int, data_dir: Path, wait_s: float) -> Path:
+    conn = redis.Redis(host=host, port=port, socket_connect_timeout=3, socket_timeout=30)
+    try:
+        before = int(conn.info("persistence").get("rdb_saves", 0))
+        try:
+            conn.bgsave()
+        except redis.exceptions.ResponseError as exc:  # a save already running: wait for it, then ours
+            if "already in progress" not in str(exc):
+                raise
+            _wait_saves(conn, before, wait_s)
+            before = int(conn.info("persistence").get("rdb_saves", 0))
+            conn.bgsave()
+        _wait_saves(conn, before, wait_s)
+        persistence = conn.info("persistence")
+        if persistence.get("rdb_last_bgsave_status") != "ok":
+            raise StoreUnavailable("FalkorDB could not write its snapshot", "BGSAVE failed",
+                                   f"see {data_dir / 'falkordb.log'} (disk space?)")
+        dbfile = str(conn.config_get("dbfilename").get("dbfilename", "dump.rdb"))
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+        raise StoreUnavailable("FalkorDB is unreachable", str(exc), "see `neorag db status`") from exc
+    finally:
+        conn.close()
+    return data_dir / dbfile
+
+
+def _wait_saves(conn: redis.Redis, before: int, wait_s: float) -> None:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        info = conn.info("persistence")
+        if int(info.get("rdb_saves", 0)) > before and not info.get("rdb_bgsave_in_progress"):
+            return
+        time.sleep(0.05)
+    raise StoreUnavailable("FalkorDB's snapshot did not finish", f"waited {wait_s:.0f} s", "retry later")
+
+
+def has_data(data_dir: Path) -> bool:
+    """Whether the data dir already holds a store (an append-only file set)."""
+    return any((Path(data_dir) / AOF_DIR).glob("*"))
+
+
+def restore(server: EmbeddedServer, source: Path, force: bool = False) -> Path | None:
+    """Make ``source`` (an RDB from :func:`backup`) the store of ``server``'s data dir.
+
+    Refuses while a server runs on the data dir or when it already holds a store, unless ``force``:
+    then the running server is stopped and the old files are kept aside (the returned path). The
+    store is not started; the next ``neorag serve`` / ``db start`` loads the restored snapshot."""
+    source = Path(source)
+    try:
+        with open(source, "rb") as fh:
+            magic = fh.read(len(RDB_MAGIC))
+    except OSError as exc:
+        raise BadInput(f"--from: cannot read {source}: {exc.strerror or exc}", field="from") from exc
+    if magic != RDB_MAGIC:
+        raise BadInput(f"--from: {source} is not a NeoRAG/FalkorDB backup (no RDB header)", field="from")
+    data_dir = server.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / LOCK_FILE, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a supervisor's restart waits for the restore to finish
+        running = server.status()
+        if running and not force:
+            raise BadInput(f"a FalkorDB server (pid {running.pid}) uses {data_dir}; stop `neorag serve` / "
+                           "run `neorag db stop` first, or pass --force", status=409)
+        if has_data(data_dir) and not force:
+            raise BadInput(f"{data_dir} already holds a store; restore into an empty data dir "
+                           "(NEORAG_DATA_DIR) or pass --force (the old files are kept aside)", status=409)
+        if running:
+            server.stop(compact_wait_s=0)
+        kept = None
+        if (data_dir / AOF_DIR).exists():
+            kept = data_dir / f"{AOF_DIR}.before-restore-{time.strftime('%Y%m%d-%H%M%S')}"
+            os.replace(data_dir / AOF_DIR, kept)
+        fresh = data_dir / f".{AOF_DIR}.restoring"
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir()
+        shutil.copyfile(source, fresh / BASE)
+        (fresh / INCR).write_bytes(b"")
+        (fresh / MANIFEST).write_text(f"file {BASE} seq 1 type b\nfile {INCR} seq 1 type i\n")
+        os.replace(fresh, data_dir / AOF_DIR)
+    return kept

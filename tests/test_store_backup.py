@@ -1,0 +1,138 @@
+"""`neorag db backup` / `db restore` of the embedded store: a round trip gives the same graph; restore
+refuses a running or non-empty store unless forced; a bad file is refused; the old store is warned of."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.commands.db import legacy_store_warning
+from app.core.config import REPO_ROOT, Settings
+from app.core.errors import BadInput
+from app.store.backup import backup, has_data, restore
+from app.store.cypher_library import CypherLibrary
+from app.store.embedded import EmbeddedServer
+from app.store.falkor import FalkorStore
+from ingest.load import scan
+from ingest.options import IngestOptions
+from ingest.pipeline import ingest_path
+from tests.support.graph_dump import canonical_dump, embeddings
+from tests.support.ingest_graph import make_services
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+NEORAG = str(Path(sys.executable).parent / "neorag")
+LIB = CypherLibrary(REPO_ROOT / "cypher", "falkordb")
+
+
+def _store(server: EmbeddedServer) -> FalkorStore:
+    info = server.status()
+    assert info is not None
+    return FalkorStore(LIB, "127.0.0.1", info.port, "g")
+
+
+def _cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NEORAG_FALKOR_DATA_DIR": str(data_dir), "NEORAG_FALKOR_PORT": "0"}
+    return subprocess.run([NEORAG, "db", *args], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+
+
+def test_backup_wipe_restore_gives_the_same_graph(tmp_path: Path, embedder: object) -> None:
+    source = EmbeddedServer(tmp_path / "live")
+    source.start()
+    store = _store(source)
+    try:
+        settings = Settings(falkor_data_dir=source.data_dir, graph_name="g", data_dir=tmp_path / "nr",
+                            llm_base_url=None)
+        ingest_path(make_services(settings, store, embedder), FIXTURES / "guide.md",  # type: ignore[arg-type]
+                    IngestOptions(llm_relations=False, checkpoint=False))
+        before, vectors = canonical_dump(store), embeddings(store)
+        assert before["nodes"] and before["edges"]
+        # a snapshot while serving, through the CLI
+        done = _cli("backup", "--to", str(tmp_path / "b" / "snap.rdb"), data_dir=source.data_dir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "backup written" in done.stdout
+    finally:
+        store.close()
+        source.stop()
+    assert not list(source.data_dir.glob("dump.rdb"))  # the temporary dump was removed
+    fresh = tmp_path / "fresh"
+    restored = _cli("restore", "--from", str(tmp_path / "b" / "snap.rdb"), data_dir=fresh)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    server = EmbeddedServer(fresh)
+    server.start()
+    store = _store(server)
+    try:
+        assert canonical_dump(store) == before
+        assert embeddings(store) == vectors
+        store.run("ping")
+    finally:
+        store.close()
+        server.stop()
+    # and it stays restored across a stop/start (the snapshot became the AOF base)
+    server.start()
+    store = _store(server)
+    try:
+        assert canonical_dump(store) == before
+    finally:
+        store.close()
+        server.stop()
+
+
+def test_backup_of_a_stopped_store_and_restore_refusals(tmp_path: Path) -> None:
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
+    store.close()
+    server.stop()
+    snap = tmp_path / "snap.rdb"
+    assert backup(server, snap) > 0  # started for the snapshot, stopped again
+    assert server.status() is None
+    # a running store is refused, a non-empty one too
+    server.start()
+    with pytest.raises(BadInput, match="uses") as running:
+        restore(server, snap)
+    assert running.value.status == 409
+    server.stop()
+    with pytest.raises(BadInput, match="already holds a store"):
+        restore(server, snap)
+    # forced: the old files are kept aside
+    kept = restore(server, snap, force=True)
+    assert kept is not None and kept.exists() and has_data(server.data_dir)
+    bad = tmp_path / "bad.rdb"
+    bad.write_text("not a backup")
+    with pytest.raises(BadInput, match="not a NeoRAG/FalkorDB backup"):
+        restore(EmbeddedServer(tmp_path / "other"), bad)
+    cli = _cli("restore", "--from", str(tmp_path / "missing.rdb"), data_dir=tmp_path / "other")
+    assert cli.returncode == 2 and "cannot read" in cli.stdout + cli.stderr
+
+
+def test_forced_restore_stops_the_running_server(tmp_path: Path) -> None:
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    snap = tmp_path / "snap.rdb"
+    backup(server, snap)
+    info = server.status()
+    assert info is not None
+    restore(server, snap, force=True)
+    assert server.status() is None
+
+
+def test_store_dirs_are_never_scanned_and_old_store_warned(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "data"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "a.md").write_text("# A\n\ntext")
+    old = root / "falkordb"
+    (old / "appendonlydir").mkdir(parents=True)
+    (old / "appendonlydir" / "appendonly.aof.1.base.rdb").write_bytes(b"REDIS0011")
+    (old / "neorag-falkordb.json").write_text('{"pid": 1, "port": 2}')
+    assert scan(root) == [root / "docs" / "a.md"]
+    monkeypatch.chdir(tmp_path)
+    text = legacy_store_warning(Settings(data_dir=tmp_path / ".neorag"))
+    assert text is not None and "data/falkordb" in text and "mv data/falkordb" in text
+    assert legacy_store_warning(Settings(falkor_data_dir=Path("data/falkordb"))) is None
