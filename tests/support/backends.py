@@ -163,7 +163,8 @@ class Neo4jBackend(Backend):
         return base.model_copy(update=update) if update else base
 
     def env(self, settings: Settings) -> dict[str, str]:
-        return {"NEORAG_BACKEND": "neo4j", "NEORAG_DATA_DIR": str(settings.data_dir), "NEORAG_NEO4J_URI": settings.neo4j_uri,
+        return {"NEORAG_BACKEND": "neo4j", "NEORAG_DATA_DIR": str(settings.data_dir),
+                "NEORAG_NEO4J_URI": settings.neo4j_uri,
                 "NEORAG_NEO4J_USER": settings.neo4j_user, "NEORAG_NEO4J_PASSWORD": settings.neo4j_password,
                 "NEORAG_GRAPH_NAME": settings.graph_name}
 
