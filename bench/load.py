@@ -7,9 +7,11 @@ The corpus is the repository's HotpotQA slice (tests/fixtures/retrieval/hotpot_c
 ingested once into a temporary data dir through POST /ingest (no LLM); every worker count then serves that
 same data dir. Each client loops over a mix of requests (weights in MIX): POST /query (no LLM configured:
 the retrieval-only answer with cited sources), POST /ranking/preview, CoRAG POST /retrieve (object body),
-GET /health; questions are HotpotQA questions with a per-request suffix so the answer cache does not serve
-them. Reports requests/s, p50/p95/p99 per endpoint, errors (non-2xx or transport errors) and the resident
-memory (RSS) of the server's process tree (API processes and FalkorDB) sampled every 5 s.
+GET /health, and KG-action batches (POST /retrieve with a list body of 16 KG-R1 actions drawn from the
+requests recorded against the real KG-R1 server, tests/fixtures/kg_r1_golden, whose webqsp folder is loaded
+with `neorag kg load` first); questions are HotpotQA questions with a per-request suffix so the answer cache
+does not serve them. Reports requests/s, p50/p95/p99 per endpoint, errors (non-2xx or transport errors)
+and the resident memory (RSS) of the server's process tree (API processes and FalkorDB) sampled every 5 s.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "retrieval"
 NEORAG = str(Path(sys.executable).parent / "neorag")
-MIX = (("query", 3), ("preview", 3), ("retrieve", 3), ("health", 1))
+KG = REPO / "tests" / "fixtures" / "kg_r1_golden"
+KG_BATCH = 16
+MIX = (("query", 3), ("preview", 3), ("retrieve", 3), ("kg", 3), ("health", 1))
 
 
 def free_port() -> int:
@@ -100,7 +104,22 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def request_for(kind: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
+def kg_actions() -> list[dict[str, Any]]:
+    """The webqsp KG-R1 actions of the recorded golden requests (entity-name configuration)."""
+    out = []
+    for line in (KG / "golden.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["config"] == "text-flat" and isinstance(row.get("request"), list):
+            out += [a for a in row["request"] if isinstance(a, dict) and a.get("dataset_name") == "webqsp"]
+    return out
+
+
+KG_ACTIONS: list[dict[str, Any]] = []
+
+
+def request_for(kind: str, question: str) -> tuple[str, str, Any]:
+    if kind == "kg":
+        return "POST", "/retrieve", random.sample(KG_ACTIONS, min(KG_BATCH, len(KG_ACTIONS)))
     if kind == "query":
         return "POST", "/query", {"question": question, "top_k": 5}
     if kind == "preview":
@@ -212,6 +231,11 @@ def main() -> None:
         ingested.raise_for_status()
         print(f"ingested {ingested.json().get('chunks_total')} chunks in {time.monotonic() - t0:.0f} s",
               flush=True)
+        KG_ACTIONS.extend(kg_actions())
+        env = {**os.environ, "NEORAG_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
+        subprocess.run([NEORAG, "kg", "load", str(KG / "data_kg" / "webqsp"), "--dataset", "webqsp"],
+                       env=env, check=True, cwd=data_dir.parent, stdout=subprocess.DEVNULL)
+        print(f"KG loaded; {len(KG_ACTIONS)} recorded KG actions, batches of {KG_BATCH}", flush=True)
         stop_server(proc)
         rounds = [(w, None) for w in args.workers]
         if args.kill_store_at is not None:

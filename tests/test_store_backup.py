@@ -60,7 +60,7 @@ def test_backup_wipe_restore_gives_the_same_graph(tmp_path: Path, embedder: obje
         source.stop()
     assert not list(source.data_dir.glob("dump.rdb"))  # the temporary dump was removed
     fresh = tmp_path / "fresh"
-    restored = _cli("restore", "--from", str(tmp_path / "b" / "snap.rdb"), data_dir=fresh)
+    restored = _cli("restore", str(tmp_path / "b" / "snap.rdb"), data_dir=fresh)  # PATH or --from PATH
     assert restored.returncode == 0, restored.stdout + restored.stderr
     server = EmbeddedServer(fresh)
     server.start()
@@ -109,6 +109,9 @@ def test_backup_of_a_stopped_store_and_restore_refusals(tmp_path: Path) -> None:
         restore(EmbeddedServer(tmp_path / "other"), bad)
     cli = _cli("restore", "--from", str(tmp_path / "missing.rdb"), data_dir=tmp_path / "other")
     assert cli.returncode == 2 and "cannot read" in cli.stdout + cli.stderr
+    for args in (("backup",), ("restore", str(bad), "--from", str(bad))):  # the file once, not 0 or 2 times
+        cli = _cli(*args, data_dir=tmp_path / "other")
+        assert cli.returncode == 2 and "give the file once" in cli.stdout + cli.stderr
 
 
 def test_forced_restore_stops_the_running_server(tmp_path: Path) -> None:

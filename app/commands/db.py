@@ -73,23 +73,35 @@ def register(cli: typer.Typer) -> None:
             warn_legacy_store(settings)
             raise typer.Exit(1)
 
+    def one_path(positional: Path | None, option: Path | None, flag: str) -> Path:
+        if (positional is None) == (option is None):
+            console.print(f"[red]error:[/red] give the file once: PATH or {flag} PATH")
+            raise typer.Exit(2)
+        return positional or option  # type: ignore[return-value]
+
     @db.command("backup")
-    def backup(to: Path = typer.Option(..., "--to", help="File to write the snapshot to (RDB).")) -> None:
+    def backup(
+        path: Path | None = typer.Argument(None, help="File to write the snapshot to (RDB)."),
+        to: Path | None = typer.Option(None, "--to", help="Same as PATH."),
+    ) -> None:
         """Write a consistent snapshot of the embedded store (BGSAVE; it keeps serving meanwhile)."""
         from app.store.backup import backup as write_backup
 
+        to = one_path(path, to, "--to")
         size = write_backup(embedded_server(load_settings()), to)
         console.print(f"backup written: {to} ({size} bytes)")
 
     @db.command("restore")
     def restore(
-        source: Path = typer.Option(..., "--from", help="A file written by `neorag db backup`."),
+        path: Path | None = typer.Argument(None, help="A file written by `neorag db backup`."),
+        source: Path | None = typer.Option(None, "--from", help="Same as PATH."),
         force: bool = typer.Option(False, "--force", help="Stop a server using the store, keep the old files "
                                    "aside, restore anyway."),
     ) -> None:
         """Restore a backup into the configured data dir (refuses a running or non-empty store)."""
         from app.store.backup import restore as load_backup
 
+        source = one_path(path, source, "--from")
         settings = load_settings()
         kept = load_backup(embedded_server(settings), source, force=force)
         console.print(f"restored {source} into {settings.falkor_data_dir}; it loads at the next "
