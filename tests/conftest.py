@@ -184,3 +184,11 @@ def embedder():  # type: ignore[no-untyped-def]
     from app.services.embedder import shared_embedder
 
     return shared_embedder()
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    """One headless Chromium per page-test module (tests/browser/); fails, never skips, without Chromium."""
+    from tests.browser.fixtures import started_browser
+
+    yield from started_browser()

@@ -6,21 +6,19 @@ tests/artifacts/."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from app.core.config import Settings
-from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
-from app.store.falkor import FalkorStore
-from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
+from tests.browser.driver import WebDriver, console_errors, screenshot
+from tests.browser.fixtures import drop_graph, page_settings
+from tests.browser.fixtures import open_view as _open
+from tests.browser.fixtures import wait_for as _wait
 from tests.browser.server import LiveServer, live_server
 from tests.support.pdf import write_pdf
 
@@ -75,15 +73,10 @@ for (const type of ['dragenter', 'dragover', 'drop']) {
 @pytest.fixture(scope="module")
 def doc_settings(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     tmp = tmp_path_factory.mktemp("documents_ui")
-    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
-                        falkor_port=falkor_server.port, graph_name=f"docs_{uuid.uuid4().hex[:10]}",
-                        llm_base_url=None, uploads_dir=tmp / "uploads", ingest_roots=[tmp / "data"],
-                        ingest_chunk_size=200, ingest_chunk_overlap=0)
+    settings = page_settings(falkor_server, "docs", uploads_dir=tmp / "uploads", ingest_roots=[tmp / "data"],
+                             ingest_chunk_size=200, ingest_chunk_overlap=0)
     yield settings
-    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                        settings.graph_name)
-    store.drop_graph()
-    store.close()
+    drop_graph(falkor_server, settings)
 
 
 @pytest.fixture(scope="module")
@@ -93,32 +86,11 @@ def live(doc_settings: Settings) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    why = missing_browser()
-    if why:
-        pytest.fail(why)
-    with chromium() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("to_upload")
     guide = folder / "boiler-guide.md"
     guide.write_text(GUIDE, encoding="utf-8")
     return {"guide": guide, "manual": write_pdf(folder / "heating-manual.pdf", MANUAL_PAGES)}
-
-
-def _wait(browser: WebDriver, what: Any, timeout: float = 60) -> Any:
-    """Wait for ``what``; the list re-renders while it is read, so a row gone stale is read again."""
-    return WebDriverWait(browser, timeout, poll_frequency=0.1,
-                         ignored_exceptions=(StaleElementReferenceException,)).until(what)
-
-
-def _open(browser: WebDriver, base_url: str, view: str) -> None:
-    browser.get("about:blank")
-    browser.get(f"{base_url}/ui#{view}")
-    _wait(browser, lambda d: d.find_element(By.ID, f"view-{view}").is_displayed(), 10)
 
 
 def _listed(browser: WebDriver) -> dict[str, dict[str, str]]:

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.core.config import Settings
-from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
@@ -80,13 +80,11 @@ def test_ingest_stream_names_the_failing_endpoint_per_chunk(settings: Settings, 
     assert result["llm_entity_errors"] >= 1 and result["chunks_total"] >= len(progress)
 
 
-def test_cli_ingest_shows_llm_progress(settings: Settings, falkor_server: ServerInfo, tmp_path: Path,
+def test_cli_ingest_shows_llm_progress(settings: Settings, backend: Backend, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     with ScriptedOpenAI([], default=reply) as llm:
         s = _llm_settings(settings, tmp_path, llm.base_url)
-        env = {"NEORAG_FALKOR_DATA_DIR": str(falkor_server.data_dir),
-               "NEORAG_FALKOR_PORT": str(falkor_server.port), "NEORAG_GRAPH_NAME": s.graph_name,
-               "NEORAG_LLM_BASE_URL": llm.base_url, "NEORAG_LLM_MODEL": "scripted",
+        env = {**backend.env(s), "NEORAG_LLM_BASE_URL": llm.base_url, "NEORAG_LLM_MODEL": "scripted",
                "NEORAG_LLM_MAX_RETRIES": "0", "NEORAG_INGEST_ENTITY_MODE": "llm",
                "NEORAG_LLM_CACHE_PATH": str(tmp_path / "cli-cache.sqlite3")}
         for key, value in env.items():

@@ -16,6 +16,7 @@ from app.core.config import REPO_ROOT, Settings
 from app.services.store_lock import StoreLock
 from app.store.falkor import FalkorStore
 from tests.support.apps import app_client
+from tests.support.backends import Backend
 from tests.support.fake_openai import ScriptedOpenAI
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
@@ -26,8 +27,8 @@ HOLDER = textwrap.dedent("""
     from app.services.store_lock import StoreLock
     from app.store.factory import make_store
 
-    port, graph, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    settings = Settings(falkor_port=port, graph_name=graph)
+    key = sys.argv[1]
+    settings = Settings()  # the test's store and graph, from its NEORAG_* variables
     lock = StoreLock(make_store(settings), key, "ingest", ttl_s=3)
     lock.acquire()
     print("held", flush=True)
@@ -70,11 +71,12 @@ def test_two_apps_on_one_store_run_an_ingest_once(settings: Settings, store: Fal
     assert store.run("ingest_lock_get", {"key": path}) == []  # released
 
 
-def test_a_dead_holders_lock_expires(settings: Settings, falkor_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_dead_holders_lock_expires(settings: Settings, backend: Backend, tmp_path: Path) -> None:
     root = _corpus(tmp_path)
     path = str((root / "docs").resolve())
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    argv = [sys.executable, "-c", HOLDER, str(falkor_server.port), settings.graph_name, path]
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")}, **backend.env(settings),
+           "PYTHONPATH": str(REPO_ROOT)}
+    argv = [sys.executable, "-c", HOLDER, path]
     holder = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

@@ -5,19 +5,16 @@ short-lived token (never the key in a URL), and forgets the key on request."""
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
-from app.core.config import Settings
-from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
-from app.store.falkor import FalkorStore
-from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
+from tests.browser.driver import WebDriver, console_errors, screenshot
+from tests.browser.fixtures import drop_graph, page_settings
+from tests.browser.fixtures import wait_for as _wait
 from tests.browser.server import LiveServer, live_server
 from tests.conftest import FIXTURES
 
@@ -31,29 +28,11 @@ def served(falkor_server: ServerInfo,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Path]]:
     root = tmp_path_factory.mktemp("key_root")
     shutil.copytree(FIXTURES / "ui" / "corpus", root / "corpus")
-    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
-                        falkor_port=falkor_server.port,
-                        graph_name=f"uikey_{uuid.uuid4().hex[:8]}", llm_base_url=None, ingest_roots=[root],
-                        api_keys=f"read:{READ_KEY},write:{WRITE_KEY}", uploads_dir=root / "uploads")
+    settings = page_settings(falkor_server, "uikey", ingest_roots=[root],
+                             api_keys=f"read:{READ_KEY},write:{WRITE_KEY}", uploads_dir=root / "uploads")
     with live_server(settings) as server:
         yield server, root / "corpus"
-    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                        settings.graph_name)
-    store.drop_graph()
-    store.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    why = missing_browser()
-    if why:
-        pytest.fail(why)
-    with chromium() as driver:
-        yield driver
-
-
-def _wait(browser: WebDriver, what: object, timeout: float = 30) -> object:
-    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)  # type: ignore[arg-type]
+    drop_graph(falkor_server, settings)
 
 
 def _enter_key(browser: WebDriver, key: str, reason: str) -> None:

@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from app.core.config import Settings
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
 from app.store.falkor import FalkorStore
-from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
+from tests.browser.driver import WebDriver, console_errors, screenshot
+from tests.browser.fixtures import drop_graph
+from tests.browser.fixtures import open_view as _open
+from tests.browser.fixtures import wait_for as _wait
 from tests.browser.server import LiveServer, live_server
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import ScriptedOpenAI
@@ -73,10 +75,7 @@ def ui_settings(falkor_server: ServerInfo, fake_llm: ScriptedOpenAI,
         "ingest_roots": [root], "ingest_llm_relations": "on"}
     settings = Settings(**values)
     yield settings
-    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                        settings.graph_name)
-    store.drop_graph()
-    store.close()
+    drop_graph(falkor_server, settings)
 
 
 @pytest.fixture(scope="module")
@@ -88,27 +87,6 @@ def live(ui_settings: Settings) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def base_url(live: LiveServer) -> str:
     return live.url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    why = missing_browser()
-    if why:
-        pytest.fail(why)
-    with chromium() as driver:
-        yield driver
-
-
-def _open(browser: WebDriver, base_url: str, view: str) -> None:
-    """A fresh page load on ``view`` (a hash-only change would not reload the page)."""
-    browser.get("about:blank")
-    browser.get(f"{base_url}/ui#{view}")
-    WebDriverWait(browser, 10).until(
-        lambda d: d.find_element(By.ID, f"view-{view}").is_displayed())
-
-
-def _wait(browser: WebDriver, what: Any, timeout: float = 30) -> Any:
-    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
 
 
 def test_every_tab_switches_view_without_errors(browser: WebDriver, base_url: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,11 +19,9 @@ import httpx
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
-from app.core.config import Settings
-from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
-from app.store.falkor import FalkorStore
 from tests.browser.driver import WebDriver, chromium, missing_browser
+from tests.browser.fixtures import drop_graph, page_settings
 from tests.browser.server import LiveServer, free_port, live_server
 from tests.conftest import FIXTURES
 
@@ -94,15 +91,10 @@ def target(falkor_server: ServerInfo,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Path]]:
     root = tmp_path_factory.mktemp("xsite_root")
     shutil.copytree(FIXTURES / "ui" / "corpus", root / "corpus")
-    settings = Settings(backend="embedded", falkor_data_dir=falkor_server.data_dir,
-                        falkor_port=falkor_server.port,
-                        graph_name=f"xsite_{uuid.uuid4().hex[:8]}", llm_base_url=None, ingest_roots=[root])
+    settings = page_settings(falkor_server, "xsite", ingest_roots=[root])
     with live_server(settings) as server:
         yield server, root / "corpus"
-    store = FalkorStore(CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port,
-                        settings.graph_name)
-    store.drop_graph()
-    store.close()
+    drop_graph(falkor_server, settings)
 
 
 @pytest.fixture(scope="module")

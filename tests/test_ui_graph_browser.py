@@ -5,21 +5,18 @@ open "why this answer", review a duplicate proposal and merge it. Screenshots la
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
-from typing import Any
 from urllib.request import urlopen
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
-from app.core.config import Settings
-from app.store.cypher_library import CypherLibrary
 from app.store.embedded import ServerInfo
-from app.store.falkor import FalkorStore
-from tests.browser.driver import WebDriver, chromium, console_errors, missing_browser, screenshot
+from tests.browser.driver import WebDriver, console_errors, screenshot
+from tests.browser.fixtures import drop_graph, page_settings
+from tests.browser.fixtures import open_view as _open
+from tests.browser.fixtures import wait_for as _wait
 from tests.browser.server import live_server
 from tests.support.graphs import LEAGUE_DOCS, write_docs
 
@@ -30,14 +27,7 @@ pytestmark = pytest.mark.browser
 def base_url(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server on this module's own graph with the league corpus ingested."""
     root = tmp_path_factory.mktemp("graph_ui")
-    settings = Settings(
-        backend="embedded",
-        falkor_data_dir=falkor_server.data_dir,
-        falkor_port=falkor_server.port,
-        graph_name=f"gui_{uuid.uuid4().hex[:10]}",
-        llm_base_url=None,
-        ingest_roots=[root],
-    )
+    settings = page_settings(falkor_server, "gui", ingest_roots=[root])
     write_docs(root / "docs", LEAGUE_DOCS)
     with live_server(settings) as live:
         from ingest.options import IngestOptions
@@ -46,32 +36,7 @@ def base_url(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory
         services = live.server.config.app.state.services  # type: ignore[attr-defined]
         ingest_path(services, root / "docs", IngestOptions(llm_relations=False, checkpoint=False))
         yield live.url
-    store = FalkorStore(
-        CypherLibrary(settings.cypher_dir, "falkordb"), "127.0.0.1", falkor_server.port, settings.graph_name
-    )
-    store.drop_graph()
-    store.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    why = missing_browser()
-    if why:
-        pytest.fail(why)
-    with chromium() as driver:
-        yield driver
-
-
-def _open(browser: WebDriver, url: str, view: str) -> None:
-    browser.get("about:blank")
-    browser.get(f"{url}/ui#{view}")
-    WebDriverWait(browser, 10).until(
-        lambda d: d.find_element(By.ID, f"view-{view.split('?')[0]}").is_displayed()
-    )
-
-
-def _wait(browser: WebDriver, what: Any, timeout: float = 60) -> Any:
-    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(what)
+    drop_graph(falkor_server, settings)
 
 
 def _count(browser: WebDriver, selector: str = "") -> int:
