@@ -32,7 +32,11 @@ What runs on one backend only (decision of issue 13, also in the README): the Ch
 the page, and every endpoint under them runs on both backends in the API tests; a second browser session
 per backend would cost minutes of CI for no store coverage. test_embedded_server is FalkorDB's manager;
 test_neo4j_server, test_browser_queries and test_backend_parity are Neo4j's (the parity test builds the
-FalkorDB side itself). Everything else that touches a store runs on both.
+FalkorDB side itself). Three modules test something other than the store on FalkorDB only
+(``FalkorBackend(falkor_server)``): test_openapi_schemathesis (the HTTP contract; every endpoint under it
+runs on both backends in its own tests), test_llm_local_answers (the bundled model's replies; the llm ingest
+tier runs on both) and test_evidence_sr (the LLM rewrite of a history; /evidence runs on both).
+Everything else that touches a store runs on both.
 """
 
 from __future__ import annotations

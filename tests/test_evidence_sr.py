@@ -14,6 +14,7 @@ from app.core.config import Settings
 from app.services.container import build_services
 from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import FalkorBackend
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.reasoning import PQ_KB, PQ_QUESTIONS, module_settings, with_llm
 
@@ -30,7 +31,7 @@ SR = {"context_entity": TOPIC, "question_entity": "ernest_augustus_i_of_hanover"
 def pq(falkor_server: ServerInfo) -> Iterator[Settings]:
     from ingest.kg import load_path
 
-    settings = module_settings(falkor_server, f"t_sr_{uuid.uuid4().hex[:8]}")
+    settings = module_settings(FalkorBackend(falkor_server), f"t_sr_{uuid.uuid4().hex[:8]}")
     services = build_services(settings, start_embedded=False)
     load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)
     yield settings

@@ -21,6 +21,7 @@ from app.retrieval.text import sentences
 from app.services.container import build_services
 from app.store.embedded import ServerInfo
 from tests.support.apps import app_client
+from tests.support.backends import FalkorBackend
 from tests.support.local_llm import LocalModel
 from tests.support.reasoning import CORAG_QUESTION, HOTPOT, PQ_KB, PQ_QUESTIONS, module_settings
 
@@ -38,7 +39,7 @@ def client(falkor_server: ServerInfo, local_llm: LocalModel) -> Iterator[TestCli
     from ingest.kg import load_path
     from ingest.pipeline import ingest_path
 
-    base = module_settings(falkor_server, f"t_llm_{uuid.uuid4().hex[:8]}")
+    base = module_settings(FalkorBackend(falkor_server), f"t_llm_{uuid.uuid4().hex[:8]}")
     services = build_services(base, start_embedded=False)
     ingest_path(services, NOTES)
     ingest_path(services, HOTPOT)

@@ -26,6 +26,7 @@ from app.core.config import Settings
 from app.services.container import build_services
 from app.store.embedded import ServerInfo
 from tests.conftest import FIXTURES
+from tests.support.backends import FalkorBackend
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.kg import kg_settings, loaded_store
 
@@ -45,7 +46,7 @@ def api_app(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory)
     root = tmp_path_factory.mktemp("schemathesis_roots")
     shutil.copytree(FIXTURES / "ui" / "corpus", root / "corpus")
     with ScriptedOpenAI(default=_llm) as llm:
-        settings: Settings = kg_settings(falkor_server).model_copy(update={
+        settings: Settings = kg_settings(FalkorBackend(falkor_server)).model_copy(update={
             "ingest_roots": [root], "llm_base_url": llm.base_url, "llm_max_retries": 0,
             "api_keys": KEYS, "allowed_hosts": ["testserver"],
             "uploads_dir": tmp_path_factory.mktemp("schemathesis_uploads")})
