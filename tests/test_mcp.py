@@ -164,3 +164,21 @@ def test_streamable_http_on_a_real_server(settings: Settings, store: Any, tmp_pa
 
         asyncio.run(run())
     shutil.rmtree(tmp_path / "docs")
+
+
+def test_store_down_is_a_clear_tool_error(tmp_path: Path, backend: Backend) -> None:
+    """The store going away mid-session: each tool answers an error naming the store and what to do."""
+    with backend.stoppable(tmp_path) as (switch, settings), live_server(settings) as live:
+        switch.stop()
+
+        async def run() -> None:
+            async with Client(f"{live.url}/mcp", read_timeout_seconds=120) as client:
+                for tool, args in (("query", {"question": "Who founded the league?"}),
+                                   ("retrieve_passages", {"query": "league"}),
+                                   ("graph_neighbourhood", {"entity": "NFL"})):
+                    message = _error(await client.call_tool(tool, args))
+                    assert f"{backend.version_prefix} at" in message, (tool, message)
+                    assert "unreachable" in message and "->" in message  # what happened, what to do
+                    assert "Traceback" not in message
+
+        asyncio.run(run())
