@@ -46,11 +46,12 @@ def api_app(falkor_server: ServerInfo, tmp_path_factory: pytest.TempPathFactory)
     root = tmp_path_factory.mktemp("schemathesis_roots")
     shutil.copytree(FIXTURES / "ui" / "corpus", root / "corpus")
     with ScriptedOpenAI(default=_llm) as llm:
-        settings: Settings = kg_settings(FalkorBackend(falkor_server)).model_copy(update={
+        falkor = FalkorBackend(falkor_server)
+        settings: Settings = kg_settings(falkor).model_copy(update={
             "ingest_roots": [root], "llm_base_url": llm.base_url, "llm_max_retries": 0,
             "api_keys": KEYS, "allowed_hosts": ["testserver"],
             "uploads_dir": tmp_path_factory.mktemp("schemathesis_uploads")})
-        with loaded_store(settings, pq=False):
+        with loaded_store(falkor, settings, pq=False):
             app = create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
             with TestClient(app, base_url="http://127.0.0.1") as client:  # runs the lifespan (services)
                 done = client.post("/ingest", json={"path": str(root / "corpus")},
