@@ -13,15 +13,26 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
          "sudo apt-get install chromium chromium-driver" >&2
   fi
 fi
-# Java 17 (a JDK: NeoRAG compiles its small Neo4j launcher) and Maven, for the Neo4j half of the tests
-# (`neorag neo4j` runs Neo4j 5.26 Community from Maven Central jars), when missing.
-if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+# Java 17+ (`java` runs Neo4j; a JDK's `javac` compiles NeoRAG's small launcher) and Maven, for the Neo4j half
+# of the tests (`neorag neo4j` runs Neo4j 5.26 Community from Maven Central jars), when missing or too old.
+java_ok() {
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java" major
+  command -v "$java" >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || return 1
+  major=$("$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+  [ -n "$major" ] && [ "$major" -ge 17 ]
+}
+if ! java_ok || ! command -v mvn >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing openjdk-17-jdk-headless and maven (apt-get)" >&2
+    echo "installing openjdk-17-jdk-headless (java, javac) and maven (apt-get)" >&2
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless maven >/dev/null
+    if [ -z "${JAVA_HOME:-}" ] && ! java_ok; then  # an older Java stays the default: make 17 the default
+      jdk=$(ls -d /usr/lib/jvm/java-17-openjdk-* | head -n 1)
+      update-alternatives --set java "$jdk/bin/java" && update-alternatives --set javac "$jdk/bin/javac"
+    fi
+    java_ok || echo "warning: still no Java 17+ with javac (JAVA_HOME=${JAVA_HOME:-unset}) -> set JAVA_HOME" >&2
   else
-    echo "warning: javac/mvn missing and not root: the Neo4j half of the tests will fail -> " \
+    echo "warning: java 17+/javac/mvn missing and not root: the Neo4j half of the tests will fail -> " \
          "sudo apt-get install openjdk-17-jdk-headless maven" >&2
   fi
 fi
