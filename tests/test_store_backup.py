@@ -13,9 +13,9 @@ import pytest
 from app.commands.db import legacy_store_warning
 from app.core.config import REPO_ROOT, Settings
 from app.core.errors import BadInput
-from app.store.backup import backup, has_data, restore
+from app.store.backup import backup, restore
 from app.store.cypher_library import CypherLibrary
-from app.store.embedded import EmbeddedServer
+from app.store.embedded import EmbeddedServer, has_data
 from app.store.falkor import FalkorStore
 from ingest.load import scan
 from ingest.options import IngestOptions

@@ -22,7 +22,7 @@ LEGACY_STORE = Path("./data/falkordb")  # the data dir before issue 14 (inside t
 
 def legacy_store_warning(settings: Settings) -> str | None:
     """A warning when a store is still in the old ``./data/falkordb`` while the settings use another dir."""
-    from app.store.backup import has_data
+    from app.store.embedded import has_data
 
     old, new = LEGACY_STORE.resolve(), Path(settings.falkor_data_dir).resolve()
     if old == new or not has_data(old):

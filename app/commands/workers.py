@@ -13,7 +13,6 @@ import os
 import socket
 
 from app.core.config import Settings
-from app.store.factory import embedded_server
 
 
 def tcp_socket(host: str, port: int) -> socket.socket:
@@ -42,18 +41,14 @@ def serve_workers(settings: Settings) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from app.services.container import supervise_embedded
+    from app.services.container import start_embedded_store, stop_embedded_store
     from app.services.local_llm import release, share_with_workers
 
     os.environ.update(worker_environment(settings))
-    supervisor = None
+    server, supervisor = None, None
     if settings.backend == "embedded":
-        if settings.store_supervise:
-            supervisor = supervise_embedded(settings)
-            os.environ["NEORAG_STORE_SUPERVISE"] = "false"  # the workers reuse it; one supervisor
-        server = supervisor.child if supervisor else embedded_server(settings).start()
-    else:
-        server = None
+        server, supervisor = start_embedded_store(settings)
+        os.environ["NEORAG_STORE_SUPERVISE"] = "false"  # the workers reuse it; one supervisor (or none)
     model = share_with_workers(settings, os.environ)
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
@@ -63,9 +58,4 @@ def serve_workers(settings: Settings) -> None:
     finally:
         if model is not None:
             release(model)
-        if supervisor is not None:
-            child = supervisor.child
-            supervisor.close(stop_child=(lambda _i: embedded_server(settings).stop())
-                             if child is not None and child.started_here else None)
-        elif server is not None and server.started_here:
-            embedded_server(settings).stop()
+        stop_embedded_store(settings, server, supervisor)

@@ -41,13 +41,7 @@ class Services:
         if self.local_llm is not None:
             release_local_llm(self.local_llm)
             self.local_llm = None
-        server = self.supervisor.child if self.supervisor is not None else self.server
-        stop = server is not None and server.started_here
-        if self.supervisor is not None:
-            self.supervisor.close(stop_child=(lambda _i: embedded_server(self.settings).stop())
-                                  if stop else None)
-        elif stop:
-            embedded_server(self.settings).stop()
+        stop_embedded_store(self.settings, self.server, self.supervisor)
 
 
 def supervise_embedded(settings: Settings) -> Supervisor[ServerInfo]:
@@ -61,6 +55,27 @@ def supervise_embedded(settings: Settings) -> Supervisor[ServerInfo]:
     return supervisor
 
 
+def start_embedded_store(settings: Settings) -> tuple[ServerInfo, Supervisor[ServerInfo] | None]:
+    """Start (or reuse) the embedded FalkorDB, under a supervisor when NEORAG_STORE_SUPERVISE is on."""
+    if settings.store_supervise:
+        supervisor = supervise_embedded(settings)
+        assert supervisor.child is not None  # run() returns once the first start succeeded
+        return supervisor.child, supervisor
+    return embedded_server(settings).start(), None
+
+
+def stop_embedded_store(settings: Settings, server: ServerInfo | None,
+                        supervisor: Supervisor[ServerInfo] | None) -> None:
+    """Stop the embedded FalkorDB only if this process started (or restarted) it; close its supervisor."""
+    if supervisor is not None:
+        server = supervisor.child
+    stop = server is not None and server.started_here
+    if supervisor is not None:
+        supervisor.close(stop_child=(lambda _i: embedded_server(settings).stop()) if stop else None)
+    elif stop:
+        embedded_server(settings).stop()
+
+
 def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     """Start (or reuse) the store, load the embedder, bootstrap the schema."""
     # the embedder first: a missing model fails before any server is started (and left running)
@@ -70,11 +85,7 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     server, supervisor = None, None
     try:
         if settings.backend == "embedded" and start_embedded:
-            if settings.store_supervise:
-                supervisor = supervise_embedded(settings)
-                server = supervisor.child
-            else:
-                server = embedded_server(settings).start()
+            server, supervisor = start_embedded_store(settings)
         store = make_store(settings, server)
     except BaseException:
         if local is not None:

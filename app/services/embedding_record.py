@@ -68,11 +68,6 @@ def check_model_cached(extras: dict[str, Any], store: GraphStore, model: str, di
     extras[_CACHE_KEY] = now
 
 
-def forget_check(extras: dict[str, Any]) -> None:
-    """Make the next ``check_model_cached`` read the record again (after an ingest or a re-embed)."""
-    extras.pop(_CACHE_KEY, None)
-
-
 def reembed(
     store: GraphStore,
     encode: Callable[[list[str]], list[list[float]]],

@@ -18,7 +18,7 @@ from typing import Any
 
 from app.core.errors import BadInput, NeoRAGError
 from app.services.container import Services
-from app.services.store_lock import StoreLock
+from app.services.store_lock import StoreLock, job_phrase
 from ingest.options import IngestOptions
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class IngestJobs:
         key = str(path)
         with self._lock:
             if key in self._active:
-                doing = "a delete" if self._active[key].what == "delete" else "an ingest"
+                doing = job_phrase(self._active[key].what)
                 raise BadInput(f"path: {doing} of {key} is already running; wait for it to finish",
                                status=409, field="path")
             job = IngestJob(key, path, options)

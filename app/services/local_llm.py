@@ -333,25 +333,33 @@ def share_with_workers(settings: Settings, environ: MutableMapping[str, str]) ->
     """For ``neorag serve --workers N``: start the local server once (in the supervising process) and point
     the workers at it through ``environ`` (base URL, model name, scaled timeout), so N workers share one
     model instead of starting N. ``None`` (nothing changed) when the LLM is not ``local``."""
-    if (settings.llm_base_url or "").strip().lower() != LOCAL:
+    if not is_local(settings):
         return None
     server = acquire(settings)
     environ["NEORAG_LLM_BASE_URL"] = server.base_url
     environ["NEORAG_LLM_MODEL"] = server.model_name
-    environ["NEORAG_LLM_TIMEOUT_S"] = str(settings.llm_timeout_s * max(1, server.cfg.parallel))
+    environ["NEORAG_LLM_TIMEOUT_S"] = str(client_timeout(settings, server))
     return server
+
+
+def is_local(settings: Settings) -> bool:
+    """Whether ``NEORAG_LLM_BASE_URL`` asks for NeoRAG's own local model server."""
+    return (settings.llm_base_url or "").strip().lower() == LOCAL
+
+
+def client_timeout(settings: Settings, server: LocalLLM) -> float:
+    """The slots share the CPU: a request may take as long as ``parallel`` requests alone (timeout scaled)."""
+    return settings.llm_timeout_s * max(1, server.cfg.parallel)
 
 
 def llm_for(settings: Settings) -> tuple[LLMClient | None, LocalLLM | None]:
     """The LLM client for the settings, and the local server behind it when ``NEORAG_LLM_BASE_URL=local``."""
     from app.services.llm import LLMClient
 
-    if (settings.llm_base_url or "").strip().lower() != LOCAL:
+    if not is_local(settings):
         return LLMClient.from_settings(settings), None
     server = acquire(settings)
-    # the slots share the CPU: a request may take as long as `parallel` requests alone (timeout scaled)
-    timeout = settings.llm_timeout_s * max(1, server.cfg.parallel)
-    local = settings.model_copy(update={"llm_timeout_s": timeout})
+    local = settings.model_copy(update={"llm_timeout_s": client_timeout(settings, server)})
     client = LLMClient.for_endpoint(local, server.base_url, server.model_name)
     server.on_address_change(client.rebind)
     return client, server

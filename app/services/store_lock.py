@@ -9,13 +9,17 @@ import os
 import socket
 import threading
 import uuid
-from types import TracebackType
 
 from app.core.errors import BadInput
 from app.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def job_phrase(what: str) -> str:
+    """How a 409 names the running job: "a delete" or "an ingest"."""
+    return "a delete" if what == "delete" else "an ingest"
 
 
 class StoreLock:
@@ -36,7 +40,7 @@ class StoreLock:
         if not rows:
             held = self.store.run("ingest_lock_get", {"key": self.key})
             who = held[0] if held else {}
-            doing = "a delete" if who.get("what") == "delete" else "an ingest"
+            doing = job_phrase(str(who.get("what")))
             left = max(0.0, float(who.get("expires_in_ms") or 0) / 1000)
             raise BadInput(f"{field}: {doing} of {self.key} is already running in another NeoRAG process "
                            f"({who.get('holder', '?')}, sharing this store); wait for it to finish (a holder "
@@ -66,11 +70,3 @@ class StoreLock:
             self.store.run("ingest_lock_release", {"key": self.key, "holder": self.holder})
         except Exception as exc:  # noqa: BLE001 - it expires by itself
             log.warning("releasing the ingest lock of %s failed (it expires by itself): %s", self.key, exc)
-
-    def __enter__(self) -> StoreLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.release()

@@ -17,10 +17,9 @@ from pathlib import Path
 import redis
 
 from app.core.errors import BadInput, StoreUnavailable
-from app.store.embedded import LOCK_FILE, EmbeddedServer
+from app.store.embedded import AOF_DIR, LOCK_FILE, EmbeddedServer, has_data
 
 RDB_MAGIC = b"REDIS"
-AOF_DIR = "appendonlydir"
 BASE = "appendonly.aof.1.base.rdb"
 INCR = "appendonly.aof.1.incr.aof"
 MANIFEST = "appendonly.aof.manifest"
@@ -82,11 +81,6 @@ def _wait_saves(conn: redis.Redis, before: int, wait_s: float) -> None:
             return
         time.sleep(0.05)
     raise StoreUnavailable("FalkorDB's snapshot did not finish", f"waited {wait_s:.0f} s", "retry later")
-
-
-def has_data(data_dir: Path) -> bool:
-    """Whether the data dir already holds a store (an append-only file set)."""
-    return any((Path(data_dir) / AOF_DIR).glob("*"))
 
 
 def restore(server: EmbeddedServer, source: Path, force: bool = False) -> Path | None:

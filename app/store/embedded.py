@@ -24,11 +24,17 @@ STATE_FILE = "neorag-falkordb.json"
 PORT_FILE = "neorag-falkordb.port"  # the port this data dir serves on, kept across restarts
 LOCK_FILE = "neorag-falkordb.lock"  # held while a process starts the server (one start at a time)
 LOG_FILE = "falkordb.log"
+AOF_DIR = "appendonlydir"  # the store's append-only file set: present = the data dir holds a store
 # FalkorDB module arguments (load-time configuration). Matrices are synced after this many pending
 # changes instead of FalkorDB's 10,000: bulk KG loads at millions of triples spend less time
 # re-syncing large matrices (docs/BENCHMARKS.md, "KG actions").
 DEFAULT_MODULE_ARGS = ("DELTA_MAX_PENDING_CHANGES", "100000")
 FORBIDDEN_MODULE_ARGS = frozenset({"BOLT_PORT"})
+
+
+def has_data(data_dir: Path) -> bool:
+    """Whether the data dir already holds a store (an append-only file set)."""
+    return any((Path(data_dir) / AOF_DIR).glob("*"))
 
 
 def module_args(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -245,12 +251,12 @@ class EmbeddedServer:
                 f"cannot start {server}", str(exc),
                 "the binary may not match this platform; use NEORAG_BACKEND=neo4j"
             ) from exc
-        has_data = any((self.data_dir / "appendonlydir").glob("*"))
-        limit = load_wait_s if has_data else wait_s
+        loads = has_data(self.data_dir)
+        limit = load_wait_s if loads else wait_s
         deadline = time.monotonic() + limit
         started, told = time.monotonic(), False
         while time.monotonic() < deadline:
-            if has_data and not told and time.monotonic() - started > 5:
+            if loads and not told and time.monotonic() - started > 5:
                 log.warning("FalkorDB is loading its data from %s (AOF); waiting up to %.0f s",
                             self.data_dir, load_wait_s)
                 told = True
