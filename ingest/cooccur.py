@@ -37,18 +37,18 @@ def association(p: PairCount, total_chunks: int) -> tuple[float, float]:
 
 
 def top_partners(
-    pairs: Iterable[PairCount], total_chunks: int, top_k: int, min_count: int, owners: set[str] | None = None
+    pairs: Iterable[PairCount], total_chunks: int, top_k: int, min_count: int
 ) -> list[dict[str, object]]:
     """CO_OCCURS rows ``{a, b, count, pmi}``: each owner's ``top_k`` partners (owner = ``a``).
 
-    ``pairs`` may list a pair in both directions; ``owners`` (default: every ``a`` seen) are the entities
-    whose edges are being rebuilt. A pair chosen by both of its entities is written once (lower id first).
+    ``pairs`` may list a pair in both directions (each ``a`` is an owner). A pair chosen by both of its
+    entities is written once (lower id first).
     """
     if top_k <= 0:
         return []
     best: dict[str, list[tuple[float, str, int, float]]] = {}
     for p in pairs:
-        if p.a == p.b or p.n < min_count or (owners is not None and p.a not in owners):
+        if p.a == p.b or p.n < min_count:
             continue
         pmi, lmi = association(p, total_chunks)
         if pmi <= 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from app.documents.locations import LOCATION_KEYS
 from app.store.base import GraphStore
 from ingest.chunk import ChunkRec
 from ingest.cooccur import cooccur_rows
@@ -14,7 +15,6 @@ from ingest.llm_relations import TypedRelation
 from ingest.load import SourceDoc
 
 Row = dict[str, Any]
-LOCATION_KEYS = ("page", "page_end", "line_start", "line_end", "record", "paragraph")
 
 
 def location_props(chunk: ChunkRec) -> Row:
@@ -141,7 +141,8 @@ class GraphWriter:
         Linear in chunks (one read of every chunk's MENTIONS, counting in process), so an incremental
         ingest gives exactly the graph a clean ingest gives.
         """
-        per_chunk = [list(dict.fromkeys(r["entities"] or [])) for r in self.store.run("ingest_mentions_all")]
+        # (cooccur_rows de-duplicates each chunk's entities)
+        per_chunk = [r["entities"] or [] for r in self.store.run("ingest_mentions_all")]
         rows = cooccur_rows(per_chunk, top_k, min_count)
         self.store.run("ingest_cooccur_reset")
         self._rows("ingest_cooccur_set", rows)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.config import KG_R1_ACTIONS, KG_R1_LEGACY
+from app.kg.actions import ACTIONS as SPEC_TABLE
 
 SUCCESS, NO_RESULTS, FORMAT_ERROR = "KG_SUCCESS", "KG_NO_RESULTS", "KG_FORMAT_ERROR"
 SAMPLE_NOT_FOUND, ENTITY_NOT_FOUND = "KG_SAMPLE_NOT_FOUND", "KG_ENTITY_NOT_FOUND"
@@ -29,15 +30,13 @@ RELATION_NOT_FOUND, SERVER_ERROR = "KG_RELATION_NOT_FOUND", "KG_SERVER_ERROR"
 
 ACTIONS = KG_R1_ACTIONS  # its registry order (GET /actions lists them so)
 LEGACY = KG_R1_LEGACY
-KIND = {"get_relations": "rel_both", "get_relations_in": "rel_in", "get_relations_out": "rel_out",
-        "get_entities_in": "ent_in", "get_entities_out": "ent_out", "get_conditional_relations": "rel_cond"}
+SPECS = {name: SPEC_TABLE[name] for name in ACTIONS}  # NeoRAG's action table, KG-R1's names only
+KIND = {name: spec.kind for name, spec in SPECS.items()}
 ENUM_MESSAGE = ("Input should be 'get_relations_in', 'get_relations_out', 'get_entities_in', "
                 "'get_entities_out', 'get_conditional_relations', 'get_relations', 'get_relations_in', "
                 "'get_relations_out', 'get_entities_in' or 'get_entities_out'")
 DEPRECATED = "[DEPRECATED: Use get_head_relations() or get_tail_relations()]"
 _STR_FIELDS = ("sample_id", "entity_id", "relation", "concept")
-_NEEDS = {"get_entities_in": "relation", "get_entities_out": "relation",
-          "get_conditional_relations": "concept"}
 _FIELD_NAMES = {"relation": "relation_name",
                 "concept": "concept (e.g., 'people', 'location', 'organization')"}
 
@@ -83,7 +82,7 @@ def check_item(item: dict[str, Any]) -> ChatRequest | Observation:
     if not isinstance(item["dataset_name"], str) or any(
             item.get(k) is not None and not isinstance(item[k], str) for k in _STR_FIELDS):
         return Observation("Input should be a valid string", FORMAT_ERROR, action, timed=False)
-    missing = [_field_name(action, f) for f in ("sample_id", "dataset_name", "entity_id", _NEEDS.get(action))
+    missing = [_field_name(action, f) for f in ("sample_id", "dataset_name", "entity_id", SPECS[action].needs)
                if f is not None and not item.get(f)]
     if missing:
         return Observation(f"Missing required fields for {action}: {', '.join(missing)}.", FORMAT_ERROR,

@@ -97,26 +97,26 @@ def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
     fetch_facts(store, cache, [(a.sample_key, a.entity) for a in actions])
 
 
-def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> tuple[list[str], str | None]:
-    """(results, error_type or None) for a valid action on a loaded sample."""
+def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> list[str]:
+    """The results of a valid action on a loaded sample (empty: entity or relation not found)."""
     kind = action.spec.kind
     if facts is None:
-        return [], "KG_ENTITY_NOT_FOUND"
+        return []
     if kind == "rel_both":
-        return facts.relations("both"), None
+        return facts.relations("both")
     if kind == "rel_out":
-        return facts.relations("out"), None
+        return facts.relations("out")
     if kind == "rel_in":
-        return facts.relations("in"), None
+        return facts.relations("in")
     if kind == "rel_cond":
         concept = (action.concept or "").strip().lower()
-        return [r for r in facts.relations("out") if r.split(".", 1)[0].lower() == concept], None
+        return [r for r in facts.relations("out") if r.split(".", 1)[0].lower() == concept]
     relation = action.relation or ""
     if relation not in info.relations and relation.strip() in info.relations:
         relation = relation.strip()
     if relation not in info.relations:
-        return [], "KG_RELATION_NOT_FOUND"
-    return facts.entities("out" if kind == "ent_out" else "in", relation), None
+        return []
+    return facts.entities("out" if kind == "ent_out" else "in", relation)
 
 
 def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]]) -> list[Any]:
@@ -146,7 +146,7 @@ def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]]) 
                 continue
             facts = work.facts.get((action.sample_key, action.entity))
             try:
-                results, _ = _answer(action, info, facts)
+                results = _answer(action, info, facts)
             except Exception as exc:  # noqa: BLE001 - one bad item never fails the batch
                 out.append(_error(f"KG server error: {type(exc).__name__}: {exc}",
                                   time.perf_counter() - t0 + share))

@@ -79,8 +79,9 @@ def run_multihop(
         c.overlap = signals.overlap.get(c.id, 0.0)
         if c.id in signals.bridge_via and c.via is None:
             c.via = signals.bridge_via[c.id]
+    linked = set(signals.entities)
     result.entities = [{"id": key, "name": key, "freq": int(graph.freq[graph.entity_col[key]])}
-                       for key in keys if graph.entity_col.get(key) in set(signals.entities)]
+                       for key in keys if graph.entity_col.get(key) in linked]
     result.timings_ms["graph"] = _ms(t)
     if added:
         t = time.perf_counter()

@@ -91,8 +91,8 @@ def context(settings: Settings, value: Any) -> list[ContextItem]:
         cid = item.get("id", f"ext{i + 1}")
         if not isinstance(cid, str | int) or isinstance(cid, bool) or not str(cid).strip():
             raise BadInput(f"{field}.id: must be a non-empty string", field=f"{field}.id")
-        if isinstance(cid, str) and identifier_problem(cid):
-            raise BadInput(f"{field}.id: {identifier_problem(cid)}", field=f"{field}.id")
+        if isinstance(cid, str) and (problem := identifier_problem(cid)):
+            raise BadInput(f"{field}.id: {problem}", field=f"{field}.id")
         score = item.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
                                   or not math.isfinite(score)):
