@@ -7,14 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.openapi.responses import ErrorBody
-
-ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorBody, "description": "Unknown entity, document, sample, node or answer."},
-    422: {"model": ErrorBody, "description": "Bad input; `field` names the parameter."},
-    503: {"model": ErrorBody, "description": "The graph store is unreachable (`store_unavailable`)."},
-}
-
 
 class GraphNode(BaseModel):
     model_config = ConfigDict(extra="allow")

@@ -36,3 +36,9 @@ PATTERN_MEANINGS = {
     NONBLANK_TEXT_PATTERN: "must not be blank or contain control characters other than tab, line feed and "
                            "carriage return",
 }
+
+
+def one_line(text: object, chars: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut to at most ``chars`` characters with an ellipsis."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"

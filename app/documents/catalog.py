@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.text import one_line
 from app.documents.locations import location_label, location_of
 from app.documents.uploads import is_upload
 from app.services.container import Services
@@ -52,11 +53,6 @@ def not_found(doc_id: str) -> BadInput:
     return BadInput(f"id: no document {doc_id!r} (GET /documents lists them)", status=404, field="id")
 
 
-def _preview(text: str | None) -> str:
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
-
-
 def document_detail(services: Services, doc_id: str, chunk_offset: int = 0,
                     chunk_limit: int = 100) -> dict[str, Any]:
     """One file: its Source fields, a page of its chunks (file order, with locations), the Documents in it
@@ -72,7 +68,7 @@ def document_detail(services: Services, doc_id: str, chunk_offset: int = 0,
         chunks.append({"id": r["id"], "doc_id": r.get("doc_id"), "seq": r.get("seq"), "pos": r.get("pos"),
                        "title": r.get("title"), "section": r.get("section"), "location": loc,
                        "location_label": location_label(loc), "entities": int(r.get("entities") or 0),
-                       "preview": _preview(r.get("text"))})
+                       "preview": one_line(r.get("text"), PREVIEW_CHARS)})
     top = [{"id": r["id"], "name": r.get("name"), "freq": r.get("freq"), "chunks": int(r["chunks"]),
             "mentions": int(r.get("mentions") or 0)}
            for r in store.run("document_top_entities", {"source": path, "limit": TOP_ENTITIES})]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from typing import Any
 
@@ -51,12 +52,12 @@ class Entity:
     freq: int
     aliases: list[str]
 
-    @property
+    @cached_property
     def possessive(self) -> bool:
         """Whether a trailing " s" of the key is a possessive (a surface form has "'s")."""
         return any(q + "s" in form.lower() for form in [self.name, *self.aliases] for q in POSSESSIVE_MARKS)
 
-    @property
+    @cached_property
     def key(self) -> str:
         return core(self.id, self.possessive) or self.id
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from app.graphview.model import KG_ENTITY, KG_SAMPLE, GraphBuilder, kg_entity_key, node_id
-from app.kg.facts import decode_facts
+from app.kg.facts import outgoing
 from app.kg.graph import get_sample, get_triples
 from app.kg.keys import fold, sample_key
 from app.store.base import GraphStore
@@ -22,8 +22,7 @@ def sample_triples(store: GraphStore, dataset: str, sample_id: str) -> list[Trip
     """Every distinct triple of the sample (its fact buckets, one round trip), sorted."""
     found: set[Triple] = set()
     for row in store.run("kg_facts_by_sample", {"samples": [sample_key(dataset, sample_id)]}):
-        for name, (out_rel, out_ent, _, _) in decode_facts(row.get("facts")).items():
-            found.update((name, r, t) for r, t in zip(out_rel, out_ent, strict=False))
+        found.update(outgoing(row.get("facts")))
     return sorted(found)
 
 

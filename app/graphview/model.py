@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.text import one_line
+
 ENTITY, CHUNK, DOCUMENT, KG_SAMPLE, KG_ENTITY, QUESTION = "e", "c", "d", "s", "k", "q"
 LABELS = {
     ENTITY: "Entity",
@@ -54,8 +56,7 @@ def split_kg_entity_key(key: str) -> tuple[str, str, str] | None:
 
 def preview(text: Any, chars: int = PREVIEW_CHARS) -> str:
     """One line of at most ``chars`` characters."""
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+    return one_line(text, chars)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.text import one_line
 from app.documents.locations import location_label, location_of
 from app.store.base import GraphStore
 
@@ -29,8 +30,7 @@ def chunk_previews(store: GraphStore, ids: list[str], chars: int = PREVIEW_CHARS
         row = rows.get(cid)
         if row is None:
             continue
-        text = " ".join(str(row.get("text") or "").split())
-        preview = text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+        preview = one_line(row.get("text"), chars)
         loc = location_of(row)
         out.append({"id": cid, "title": row.get("title"), "source": row.get("source"), "preview": preview,
                     "location": loc, "location_label": location_label(loc), "section": row.get("section")})

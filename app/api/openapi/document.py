@@ -26,6 +26,7 @@ from app.api.openapi.responses import (
     registered_parameters,
 )
 from app.api.security.access import PUBLIC, WRITE, Level, flat_routes, route_level
+from app.api.security.keys import KeyRing
 from app.api.security.middleware import STREAM_TOKEN_PARAM
 from app.core.config import Settings
 
@@ -57,7 +58,7 @@ def install(app: FastAPI, settings: Settings) -> None:
 
 def finalize(doc: dict[str, Any], routes: Sequence[BaseRoute], settings: Settings) -> dict[str, Any]:
     """Add the shared answers, security and components to ``doc`` (in place; returned)."""
-    keys_on = bool(settings.api_keys.strip())
+    keys_on = KeyRing.parse(settings.api_keys).enabled  # as the guard reads them (",": no keys)
     for route in flat_routes(routes):
         if not isinstance(getattr(route, "original_route", route), APIRoute) or not route.include_in_schema:
             continue

@@ -16,8 +16,9 @@ from app.api.deps import get_services
 from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList, UploadResult
 from app.api.openapi import errors
 from app.api.security import READ, WRITE, access
+from app.api.security.policy import upload_body_limit
 from app.core.errors import NeoRAGError, StoreUnavailable
-from app.documents.catalog import check_id, document_detail, list_documents
+from app.documents.catalog import ID_PATTERN, document_detail, list_documents
 from app.documents.delete import delete_document
 from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, uploads_root
 from app.services.container import Services
@@ -28,7 +29,7 @@ from ingest.sources import source_id
 
 router = APIRouter(tags=["documents"])
 FLUSH_BYTES = 1 << 20  # body bytes handed to the parser (and disk) at a time
-DOC_ID_PATTERN = "^doc-[0-9a-f]{16}$"
+DOC_ID_PATTERN = ID_PATTERN.pattern
 MAX_OFFSET = 1_000_000_000
 _UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {
     "schema": {"type": "object", "required": ["file"], "properties": {
@@ -72,12 +73,7 @@ async def _drain(body: AsyncIterator[bytes], budget: int) -> None:
 async def _receive(request: Request, services: Services) -> list[SavedUpload]:
     """Stream the multipart body into the uploads directory; UploadRejected on bad input."""
     s = services.settings
-    cap = s.upload_max_bytes * s.upload_max_files + FLUSH_BYTES
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > cap:
-        raise UploadRejected(413, "too_large", f"body: {length} bytes exceed the upload limit of "
-                             f"{s.upload_max_files} x {s.upload_max_bytes} bytes (NEORAG_UPLOAD_MAX_FILES x "
-                             "NEORAG_UPLOAD_MAX_BYTES)", limit_bytes=s.upload_max_bytes)
+    cap = upload_body_limit(s)  # a longer declared body was refused (413) by the AccessGuard already
     sink = UploadSink(uploads_root(s), request.headers.get("content-type"), s.upload_max_bytes,
                       s.upload_max_files)
     pending = bytearray()
@@ -159,7 +155,7 @@ def get_document(doc_id: str = Path(..., pattern=DOC_ID_PATTERN, description="Do
                  chunk_limit: int = Query(100, ge=1, le=1000, description="Chunks per page (1-1000)."),
                  services: Services = Depends(get_services)) -> dict[str, Any]:
     """One ingested file: its chunks (file order) with locations, its documents and its top entities."""
-    return document_detail(services, check_id(doc_id), chunk_offset, chunk_limit)
+    return document_detail(services, doc_id, chunk_offset, chunk_limit)  # get_source checks the id
 
 
 @router.delete("/documents/{doc_id}", response_model=DeleteResult, responses=errors(404, 409))
@@ -168,4 +164,4 @@ def remove_document(doc_id: str = Path(..., pattern=DOC_ID_PATTERN, description=
                                        "hex digits)."),
                     services: Services = Depends(get_services)) -> dict[str, Any]:
     """Delete an ingested file and everything only it supported (and the uploaded file)."""
-    return delete_document(services, check_id(doc_id))
+    return delete_document(services, doc_id)  # get_source checks the id
