@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import uuid
+from types import TracebackType
 
 from app.core.errors import BadInput
 from app.store.base import GraphStore
@@ -70,3 +71,11 @@ class StoreLock:
             self.store.run("ingest_lock_release", {"key": self.key, "holder": self.holder})
         except Exception as exc:  # noqa: BLE001 - it expires by itself
             log.warning("releasing the ingest lock of %s failed (it expires by itself): %s", self.key, exc)
+
+    def __enter__(self) -> StoreLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
