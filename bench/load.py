@@ -1,7 +1,11 @@
 """Load test of a real `neorag serve`: N concurrent clients for D seconds, at each worker count.
 
 Run: .venv/bin/python bench/load.py [--clients 50] [--duration 120] [--workers 1 2] [--kill-store-at 60]
-     [--out F.json]
+     [--variant NAME:KEY=VALUE,KEY=VALUE ...] [--out F.json]
+
+``--variant`` runs every round once more per variant, the server started with those extra environment
+variables (e.g. ``--variant arena2:MALLOC_ARENA_MAX=2``), so settings are compared side by side in one run;
+the plain server is the variant ``default``.
 
 The corpus is the repository's HotpotQA slice (tests/fixtures/retrieval/hotpot_corpus.json, 60 paragraphs),
 ingested once into a temporary data dir through POST /ingest (no LLM); every worker count then serves that
@@ -71,10 +75,10 @@ def tree_rss_mb(root: int) -> float:
     return round(total / 1024, 1)
 
 
-def start_server(data_dir: Path, workers: int, corpus_root: Path,
-                 log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(data_dir: Path, workers: int, corpus_root: Path, log: Path,
+                 extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "NEORAG_DATA_DIR": str(data_dir), "NEORAG_FALKOR_PORT": "0",
+    env = {**os.environ, **(extra_env or {}), "NEORAG_DATA_DIR": str(data_dir), "NEORAG_FALKOR_PORT": "0",
            "NEORAG_API_PORT": str(port), "NEORAG_INGEST_ROOTS": json.dumps([str(corpus_root)]),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("NEORAG_LLM_BASE_URL", None)
@@ -92,6 +96,7 @@ def start_server(data_dir: Path, workers: int, corpus_root: Path,
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
+    stop_server(proc)  # never leave a half-started server (and its store) behind
     raise SystemExit(f"neorag serve not healthy in 300 s; see {log}")
 
 
@@ -203,7 +208,17 @@ async def run_load(url: str, clients: int, duration_s: float, questions: list[st
     return {"clients": clients, "duration_s": round(elapsed, 1), "requests": total,
             "requests_per_s": round(total / elapsed, 1), "errors": errors,
             "p50_ms": pct(everything, 0.5), "p95_ms": pct(everything, 0.95), "p99_ms": pct(everything, 0.99),
-            "per_endpoint": per_kind, "store_killed": killed or None, "rss_mb": rss}
+            "per_endpoint": per_kind, "store_killed": killed or None,
+            "rss_slope_mb_per_min_after_60s": rss_slope(rss), "rss_mb": rss}
+
+
+def rss_slope(samples: list[tuple[float, float]], after_s: float = 60.0) -> float | None:
+    """Least-squares growth of the RSS samples taken after ``after_s`` (MB per minute): ~0 when flat."""
+    late = [(t, mb) for t, mb in samples if t >= after_s]
+    if len(late) < 3:
+        return None
+    slope, _ = statistics.linear_regression([t for t, _ in late], [mb for _, mb in late])
+    return round(slope * 60, 1)
 
 
 def main() -> None:
@@ -214,7 +229,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--kill-store-at", type=float, default=None,
                         help="One more round at 1 worker, with kill -9 of FalkorDB after this many s.")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
+                        help="Also run every round with these extra server environment variables.")
     args = parser.parse_args()
+    variants: list[tuple[str, dict[str, str]]] = [("default", {})]
+    for spec in args.variant:
+        name, _, pairs = spec.partition(":")
+        variants.append((name, dict(pair.split("=", 1) for pair in pairs.split(",") if pair)))
 
     tmp = Path(tempfile.mkdtemp(prefix="neorag-load-"))
     corpus_root = tmp / "corpus"
@@ -237,18 +258,18 @@ def main() -> None:
                        env=env, check=True, cwd=data_dir.parent, stdout=subprocess.DEVNULL)
         print(f"KG loaded; {len(KG_ACTIONS)} recorded KG actions, batches of {KG_BATCH}", flush=True)
         stop_server(proc)
-        rounds = [(w, None) for w in args.workers]
+        rounds = [(w, None, name, extra) for name, extra in variants for w in args.workers]
         if args.kill_store_at is not None:
-            rounds.append((1, args.kill_store_at))
-        for workers, kill_at in rounds:
-            proc, url = start_server(data_dir, workers, corpus_root, log)
+            rounds.append((1, args.kill_store_at, "default", {}))
+        for workers, kill_at, variant, extra in rounds:
+            proc, url = start_server(data_dir, workers, corpus_root, log, extra)
             try:
                 for question in questions[:2]:  # warm each worker's encoder a little
                     httpx.post(url + "/ranking/preview", json={"question": question}, timeout=120)
                 load_before = os.getloadavg()
                 run = asyncio.run(run_load(url, args.clients, args.duration, questions, proc.pid, kill_at,
                                            data_dir / "falkordb"))
-                run.update({"workers": workers, "loadavg_before": load_before,
+                run.update({"workers": workers, "variant": variant, "loadavg_before": load_before,
                             "loadavg_after": os.getloadavg()})
                 results["runs"].append(run)
                 print(json.dumps({k: v for k, v in run.items() if k != "rss_mb"}), flush=True)

@@ -67,8 +67,9 @@ def record_doc_id(title: str, text: str) -> str:
     return "doc-" + hashlib.sha1(f"{title}\x1f{text}".encode()).hexdigest()[:16]
 
 
-# files that mark a graph store's directory (the embedded FalkorDB's): never ingested
-STORE_MARKERS = frozenset({"neorag-falkordb.json", "neorag-falkordb.port", "appendonlydir"})
+# files that mark a graph store's directory (the embedded FalkorDB's, a `neorag neo4j` one): never ingested
+STORE_MARKERS = frozenset({"neorag-falkordb.json", "neorag-falkordb.port", "appendonlydir",
+                           "neorag-neo4j.json"})
 
 
 def scan(path: Path) -> list[Path]:

@@ -134,7 +134,12 @@ def test_store_dirs_are_never_scanned_and_old_store_warned(tmp_path: Path,
     (old / "appendonlydir").mkdir(parents=True)
     (old / "appendonlydir" / "appendonly.aof.1.base.rdb").write_bytes(b"REDIS0011")
     (old / "neorag-falkordb.json").write_text('{"pid": 1, "port": 2}')
+    neo = root / "neo4j"  # a `neorag neo4j` data dir: its logs and conf are never documents either
+    (neo / "logs").mkdir(parents=True)
+    (neo / "logs" / "debug.log.txt").write_text("INFO started")
+    (neo / "neorag-neo4j.json").write_text('{"pid": null, "version": "5.26.30"}')
     assert scan(root) == [root / "docs" / "a.md"]
+    assert Settings(data_dir=tmp_path / "d").neo4j_data_dir == tmp_path / "d" / "neo4j"
     monkeypatch.chdir(tmp_path)
     text = legacy_store_warning(Settings(data_dir=tmp_path / ".neorag"))
     assert text is not None and "data/falkordb" in text and "mv data/falkordb" in text

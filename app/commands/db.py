@@ -10,6 +10,7 @@ from rich.console import Console
 
 from app.commands.common import load_settings
 from app.core.config import Settings
+from app.core.errors import ConfigError
 from app.store.factory import embedded_server
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,15 @@ def warn_legacy_store(settings: Settings) -> None:
     if text:
         log.warning(text)
         console.print(f"[yellow]warning:[/yellow] {text}")
+
+
+def not_for_neo4j(settings: Settings, command: str) -> None:
+    """``db backup | restore`` handle the embedded store only: on Neo4j, name the command that does."""
+    if settings.backend == "neo4j":
+        raise ConfigError("NEORAG_BACKEND=neo4j: `neorag db` manages the embedded FalkorDB store only",
+                          "Neo4j Community dumps and loads a stopped database with its own admin tool",
+                          f"stop Neo4j, then run `{command}` (a remote Neo4j: `neo4j-admin database "
+                          "dump|load` on its host)")
 
 
 def register(cli: typer.Typer) -> None:
@@ -88,7 +98,9 @@ def register(cli: typer.Typer) -> None:
         from app.store.backup import backup as write_backup
 
         to = one_path(path, to, "--to")
-        size = write_backup(embedded_server(load_settings()), to)
+        settings = load_settings()
+        not_for_neo4j(settings, "neorag neo4j dump PATH")
+        size = write_backup(embedded_server(settings), to)
         console.print(f"backup written: {to} ({size} bytes)")
 
     @db.command("restore")
@@ -103,6 +115,7 @@ def register(cli: typer.Typer) -> None:
 
         source = one_path(path, source, "--from")
         settings = load_settings()
+        not_for_neo4j(settings, "neorag neo4j load PATH")
         kept = load_backup(embedded_server(settings), source, force=force)
         console.print(f"restored {source} into {settings.falkor_data_dir}; it loads at the next "
                       "`neorag serve` / `neorag db start`")

@@ -1,4 +1,5 @@
-"""``neorag neo4j install | start | stop | status``: a local Neo4j Community server without Docker."""
+"""``neorag neo4j install | start | stop | status | dump | load``: a local Neo4j Community server without
+Docker, and its offline backup."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from app.commands.common import load_settings
 
 say = typer.echo  # plain lines: a URI or a command must never be wrapped
 
-DATA_DIR = typer.Option(None, "--data-dir", help="Data dir (default NEORAG_NEO4J_DATA_DIR, ./data/neo4j).")
+DATA_DIR = typer.Option(None, "--data-dir", help="Data dir (default NEORAG_NEO4J_DATA_DIR, ./.neorag/neo4j).")
 
 
 def register(cli: typer.Typer) -> None:
@@ -78,5 +79,40 @@ def register(cli: typer.Typer) -> None:
             raise typer.Exit(1)
         say(f"running: Neo4j {info.version} (pid {info.pid}), Bolt {info.uri}, "
                       f"Browser {info.browser_url}, data {info.data_dir}")
+
+    @group.command("dump")
+    def dump(
+        path: Path = typer.Argument(..., help="File to write (a Neo4j dump archive, as neo4j-admin writes)."),
+        data_dir: Path = DATA_DIR,
+        database: str = typer.Option(None, "--database", help="Database (default NEORAG_NEO4J_DATABASE)."),
+    ) -> None:
+        """Dump the database of a stopped local Neo4j (Community backs up offline: stop it first)."""
+        from app.store.neo4j_backup import dump as write_dump
+        from app.store.neo4j_server import server_from_settings
+
+        settings = load_settings()
+        server = server_from_settings(settings, data_dir)
+        size = write_dump(server, path, database or settings.neo4j_database)
+        say(f"dump written: {path} ({size} bytes) from {server.data_dir}")
+
+    @group.command("load")
+    def load(
+        path: Path = typer.Argument(..., help="A dump (`neorag neo4j dump`, `neo4j-admin database dump`)."),
+        data_dir: Path = DATA_DIR,
+        database: str = typer.Option(None, "--database", help="Database (default NEORAG_NEO4J_DATABASE)."),
+        force: bool = typer.Option(False, "--force", help="Stop a running server and keep the old database "
+                                   "aside, load anyway."),
+    ) -> None:
+        """Load a dump into the data dir (refuses a running server or an existing database)."""
+        from app.store.neo4j_backup import load as load_dump
+        from app.store.neo4j_server import server_from_settings
+
+        settings = load_settings()
+        server = server_from_settings(settings, data_dir)
+        kept = load_dump(server, path, database or settings.neo4j_database, force=force)
+        say(f"loaded {path} into {server.data_dir}; `neorag neo4j start --data-dir {server.data_dir}` "
+            "serves it")
+        if kept is not None:
+            say(f"the previous database files were kept in {kept}")
 
     cli.add_typer(group, name="neo4j")

@@ -274,7 +274,8 @@ class Settings(BaseSettings):
 
     # --- issue 13: a local Neo4j without Docker (`neorag neo4j start | stop | status`) ---
     neo4j_data_dir: Path = Field(
-        Path("./data/neo4j"), description="Data dir of `neorag neo4j start`: databases, logs, conf, pid.")
+        Path("./.neorag/neo4j"), description="Data dir of `neorag neo4j start`: databases, logs, conf, pid "
+        "(default: neo4j/ under NEORAG_DATA_DIR; never ingested).")
     neo4j_http_port: int = Field(
         7474, ge=1, le=65535,
         description="HTTP / Browser port of `neorag neo4j start` (its Bolt port is NEORAG_NEO4J_URI's).")
@@ -313,6 +314,8 @@ class Settings(BaseSettings):
         """Store files and uploads default to folders of ``data_dir`` unless set on their own."""
         if "falkor_data_dir" not in self.model_fields_set:
             self.falkor_data_dir = self.data_dir / "falkordb"
+        if "neo4j_data_dir" not in self.model_fields_set:
+            self.neo4j_data_dir = self.data_dir / "neo4j"
         if "uploads_dir" not in self.model_fields_set:
             self.uploads_dir = self.data_dir / "uploads"
         return self

@@ -103,6 +103,11 @@ class Neo4jServer:
             return Neo4jInfo(pid, host, bolt, http, str(state.get("version")), self.data_dir, False)
         return None
 
+    def record_version(self) -> None:
+        """Note that this Neo4j version made (or now owns) the data dir."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._write_state(version=self.runtime.version)
+
     def check_version(self) -> None:
         """Refuse a data dir that another Neo4j version made (its store files may not open, or would be
         upgraded irreversibly)."""
