@@ -11,7 +11,7 @@ import pytest
 import uvloop
 
 from app.commands.exposure import check_exposure
-from app.commands.workers import tcp_socket, worker_environment
+from app.commands.workers import tcp_socket, uvicorn_options, worker_environment
 from app.core.config import Settings
 
 Runner = Callable[[Coroutine[Any, Any, int]], int]
@@ -59,3 +59,9 @@ def test_workers_see_the_bind_address_and_the_extended_host_allow_list(
         monkeypatch.setenv(name, value)
     worker = Settings(_env_file=None)  # type: ignore[call-arg]  # what create_app() builds in a worker
     assert (worker.api_host, worker.api_port, worker.allowed_hosts) == ("192.0.2.10", 8123, ["192.0.2.10"])
+
+
+def test_one_process_and_workers_get_the_same_uvicorn_options() -> None:
+    settings = Settings(_env_file=None, api_keep_alive_s=90, api_access_log=False)  # type: ignore[call-arg]
+    assert uvicorn_options(settings) == {"log_level": "info", "access_log": False, "timeout_keep_alive": 90}
+    assert Settings(_env_file=None).api_keep_alive_s == 65  # type: ignore[call-arg]

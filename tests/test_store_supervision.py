@@ -22,7 +22,7 @@ from app.services.diagnostics import health_report
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import PORT_FILE, STATE_FILE, EmbeddedServer, _pid_alive, free_port
 from app.store.falkor import FalkorStore
-from tests.support.serve import served, wait_health
+from tests.support.serve import idle_connection_survives, served, wait_health
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 NEORAG = str(Path(sys.executable).parent / "neorag")
@@ -52,6 +52,9 @@ def test_serve_survives_kill9_of_falkordb_and_takes_it_down_when_killed(tmp_path
         before = httpx.post(srv.url + "/ranking/preview", json=question, timeout=60).json()
         counts = httpx.get(srv.url + "/diagnostics", timeout=60).json()["counts"]
         assert counts["nodes"]["Chunk"] > 0 and before["items"]
+        # an idle keep-alive connection outlives uvicorn's default 5 s (NEORAG_API_KEEP_ALIVE_S), so a client
+        # whose own idle expiry is 5 s (httpx) never reuses a connection the server is closing
+        assert idle_connection_survives(srv.url, 6.5)
         # everything NeoRAG wrote is under the data dir; nothing beside the sources
         assert sorted(p.name for p in corpus.iterdir()) == ["guide.md", "notes.txt"]
         assert list((srv.data_dir / "checkpoints").glob(".ingest_ck_corpus*.json"))

@@ -54,6 +54,7 @@ def register(cli: typer.Typer) -> None:
         import uvicorn
 
         from app.api.main import create_app
+        from app.commands.workers import uvicorn_options
         from app.services.container import build_services
 
         settings = check_exposure(load_settings(api_host=host, api_port=port, api_workers=workers), insecure)
@@ -79,5 +80,5 @@ def register(cli: typer.Typer) -> None:
         app = create_app(settings, services_factory=lambda _s: services)
         # one process: uvicorn binds host:port itself, so accepted sockets get TCP_NODELAY (for several
         # workers see app/commands/workers.py); httptools and uvloop are used (dependencies)
-        uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info",
-                    access_log=settings.api_access_log)
+        uvicorn.run(app, host=settings.api_host, port=settings.api_port,
+                    **uvicorn_options(settings))  # type: ignore[arg-type]

@@ -25,6 +25,12 @@ def tcp_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def uvicorn_options(settings: Settings) -> dict[str, object]:
+    """uvicorn settings shared by the one-process server and the workers."""
+    return {"log_level": "info", "access_log": settings.api_access_log,
+            "timeout_keep_alive": settings.api_keep_alive_s}
+
+
 def worker_environment(settings: Settings) -> dict[str, str]:
     """What the worker processes must see in their environment: each builds its settings from it, so the
     command line's host and port, and the Host allow-list ``neorag serve`` extended for a specific bind
@@ -52,8 +58,8 @@ def serve_workers(settings: Settings) -> None:
     model = share_with_workers(settings, os.environ)
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
-                                port=settings.api_port, workers=settings.api_workers, log_level="info",
-                                access_log=settings.api_access_log)
+                                port=settings.api_port, workers=settings.api_workers,
+                                **uvicorn_options(settings))  # type: ignore[arg-type]
         Multiprocess(config, sockets=[tcp_socket(settings.api_host, settings.api_port)]).run()
     finally:
         if model is not None:

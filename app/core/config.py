@@ -156,6 +156,10 @@ class Settings(BaseSettings):
     # --- API ---------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8010
+    api_keep_alive_s: int = Field(
+        65, ge=1, le=3600, description="Seconds an idle keep-alive connection stays open (uvicorn's "
+        "timeout_keep_alive, default 5). Longer than clients' own idle expiry (httpx 5 s, aiohttp 15 s), "
+        "so a client never reuses a connection the server is closing at that very moment.")
     cors_origins: list[str] = []
 
     # --- issue 15: local LLM, structured output, LLM extraction (entity/relation types from issue 16) ---

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import subprocess
@@ -44,6 +45,24 @@ def wait_health(url: str, timeout_s: float, proc: subprocess.Popen[bytes] | None
             pass
         time.sleep(0.2)
     raise TimeoutError(f"{url}/health not ok after {timeout_s} s (last: {last and last.text})")
+
+
+def idle_connection_survives(url: str, idle_s: float) -> bool:
+    """Whether one keep-alive connection still answers a request after being idle for ``idle_s``."""
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", "/health")
+        first = conn.getresponse()
+        first.read()
+        assert first.status == 200 and not first.will_close
+        time.sleep(idle_s)
+        conn.request("GET", "/health")
+        return conn.getresponse().status == 200
+    except (http.client.RemoteDisconnected, ConnectionError):
+        return False
+    finally:
+        conn.close()
 
 
 @contextmanager
