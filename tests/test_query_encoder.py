@@ -12,13 +12,16 @@ from typing import Any
 import pytest
 
 from app.core.config import Settings
+from app.services import query_encoder
 from app.services.embedder import Embedder, QueryBatcher, shared_embedder
 from app.services.query_encoder import (
     MIN_COSINE,
+    SEQ_BUCKET,
     EncoderSelection,
     FastQueryEncoder,
     native_bf16,
     rank_by_speed,
+    row_bucket,
 )
 from tests.support.apps import app_client
 
@@ -79,6 +82,24 @@ def test_padded_batch_matches_embed_of_each_question(fast: FastQueryEncoder, emb
     everything = fast.encode(QUESTIONS)  # 24 questions of 8..34 words in one padded batch
     want = embedder.encode_raw(QUESTIONS)
     assert min(cos(g, w) for g, w in zip(everything, want, strict=True)) >= MIN_COSINE
+
+
+def test_shapes_are_bucketed_and_the_padding_changes_no_vector(fast: FastQueryEncoder,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [row_bucket(n) for n in (1, 2, 3, 5, 8, 9, 16, 17, 64, 65)] == [1, 2, 4, 8, 8, 16, 16, 24, 64, 72]
+    batch = QUESTIONS[:3]
+    ids, mask = fast.features(batch)
+    exact_ids, exact_mask = fast.tokens(batch)
+    assert ids.shape[0] == 4 and ids.shape[1] % SEQ_BUCKET == 0 and ids.shape[1] >= exact_ids.shape[1]
+    assert (ids[:3, :exact_ids.shape[1]] == exact_ids).all() and int(mask[:3].sum()) == int(exact_mask.sum())
+    got = fast.encode(batch)
+    monkeypatch.setattr(query_encoder, "BUCKETED", False)
+    assert fast.features(batch)[0].shape == exact_ids.shape
+    plain = fast.encode(batch)
+    assert len(got) == 3 and min(cos(a, b) for a, b in zip(got, plain, strict=True)) > 0.9999
+    monkeypatch.setattr(query_encoder, "BUCKETED", True)
+    shapes = {tuple(fast.features(QUESTIONS[:n])[0].shape) for n in range(1, len(QUESTIONS) + 1)}
+    assert {rows for rows, _ in shapes} == {1, 2, 4, 8, 16, 24}  # 24 batch sizes -> 6 row buckets
 
 
 def test_every_length_up_to_max_seq_length_and_truncation(fast: FastQueryEncoder, embedder: Embedder) -> None:

@@ -63,7 +63,10 @@ class Settings(BaseSettings):
     embedding_query_precision: Literal["auto", "bf16", "fp32_traced", "fp32"] = Field(
         "auto", description="Query encoder: 'auto' (traced bf16 if the CPU has native bf16, else traced "
         "fp32; kept only if its cosine to fp32 >= 0.9995 on probes, fastest wins), 'bf16', 'fp32_traced', or "
-        "'fp32' (the model's exact eager path, as ingest). Built in the background; see /diagnostics.")
+        "'fp32' (the model's exact eager path, as ingest). Built in the background; see /diagnostics. The "
+        "traced encoders pad each batch to a shape bucket (tokens to a multiple of 8; 1, 2, 4, 8 rows, then "
+        "multiples of 8), so memory stays flat; 'fp32' keeps the model's own shapes (RSS grows with new "
+        "ones).")
 
     # --- LLM (optional) ----------------------------------------------------
     llm_base_url: str | None = None

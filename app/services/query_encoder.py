@@ -35,6 +35,21 @@ PROBES = [
     " ".join(["Which stadium, opened before the war and rebuilt since, hosts the club's matches?"] * 24),
 ]
 BatchEncoder = Callable[[list[str]], list[list[float]]]
+# Input shapes are rounded up to a few buckets: tokens to a multiple of SEQ_BUCKET, rows to 1, 2, 4, 8 and
+# then multiples of ROW_STEP. Every new (rows, tokens) shape costs PyTorch memory that it keeps (allocator
+# pools, per-shape kernels): unbucketed, a server's RSS grew for many minutes as new shapes kept arriving
+# (bench/query_encoder_memory.py measures both ways).
+SEQ_BUCKET = 8
+ROW_STEP = 8
+BUCKETED = True  # bench/query_encoder_memory.py turns it off to measure what the buckets save
+
+
+def row_bucket(n: int) -> int:
+    """Rows a batch of ``n`` texts is padded to: the next power of two up to ROW_STEP, then the next
+    multiple of ROW_STEP."""
+    if n <= ROW_STEP:
+        return 1 << max(0, n - 1).bit_length()
+    return -(-n // ROW_STEP) * ROW_STEP
 
 
 def _cpu_flags() -> set[str] | None:
@@ -140,6 +155,7 @@ class FastQueryEncoder:
         self.traced = True
         self._tokenizer = model.tokenizer
         self.max_seq_length = int(model.max_seq_length)
+        self._pad_id = int(getattr(self._tokenizer, "pad_token_id", None) or 0)
         dtype = torch.bfloat16 if precision == "bf16" else torch.float32
         ids, mask = self.features(["a short question", "a longer example question, padded against the other"])
         _quiet_build_warnings()
@@ -148,20 +164,45 @@ class FastQueryEncoder:
             traced = torch.jit.trace(_pooled_module(inner), (ids, mask), strict=False, check_trace=False)
             self._module = torch.jit.freeze(traced.eval())
 
-    def features(self, texts: list[str]) -> tuple[Any, Any]:
+    def tokens(self, texts: list[str]) -> tuple[Any, Any]:
         """Token ids and attention mask, tokenised like the model (padding, truncation to max_seq_length)."""
         f = self._tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_seq_length,
                             return_tensors="pt")
         return f["input_ids"], f["attention_mask"]
 
+    def features(self, texts: list[str]) -> tuple[Any, Any]:
+        """:meth:`tokens` padded to the shape bucket: tokens (masked padding) to a multiple of SEQ_BUCKET,
+        never past max_seq_length; rows (copies of the first) to :func:`row_bucket`."""
+        import torch
+
+        ids, mask = self.tokens(texts)
+        if not BUCKETED:
+            return ids, mask
+        length = ids.shape[1]
+        more = max(length, min(-(-length // SEQ_BUCKET) * SEQ_BUCKET, self.max_seq_length)) - length
+        if more:
+            ids = torch.nn.functional.pad(ids, (0, more), value=self._pad_id)
+            mask = torch.nn.functional.pad(mask, (0, more), value=0)
+        extra = row_bucket(len(texts)) - len(texts)
+        if extra:
+            ids, mask = _pad_rows(ids, extra), _pad_rows(mask, extra)
+        return ids, mask
+
     def encode(self, texts: list[str]) -> list[list[float]]:
-        """Unit-length embeddings of ``texts`` (one padded batch)."""
+        """Unit-length embeddings of ``texts`` (one padded batch; the bucket's extra rows are dropped)."""
         import torch
 
         ids, mask = self.features(texts)
         with torch.inference_mode():
             out = self._module(ids, mask)
-        return [row.tolist() for row in out]
+        return [row.tolist() for row in out[:len(texts)]]
+
+
+def _pad_rows(tensor: Any, extra: int) -> Any:
+    """``tensor`` with ``extra`` copies of its first row appended."""
+    import torch
+
+    return torch.cat([tensor, tensor[:1].expand(extra, -1)])
 
 
 def _min_cosine(got: list[list[float]], want: list[list[float]]) -> float:
@@ -304,5 +345,5 @@ class EncoderSelection:
     def _same_tokens(self, enc: FastQueryEncoder) -> bool:
         preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
         want = preprocess(list(PROBES))
-        ids, mask = enc.features(list(PROBES))
+        ids, mask = enc.tokens(list(PROBES))
         return bool((want["input_ids"] == ids).all() and (want["attention_mask"] == mask).all())
