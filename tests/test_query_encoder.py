@@ -128,7 +128,9 @@ def test_fp32_setting_is_the_exact_eager_path(embedder: Embedder) -> None:
         assert [batcher.submit(t).result(timeout=30) for t in texts] == single  # bit-identical
         info = wait_ready(batcher)
         assert info["precision"] == "fp32" and info["traced"] is False and info["setting"] == "fp32"
-        assert embedder.embed(texts) == single  # remembered in the embedder's cache, as before
+        again = [batcher.submit(t) for t in texts]  # from the batcher's own cache, not ingest's
+        assert all(f.done() for f in again) and [f.result() for f in again] == single
+        assert embedder.cache_size() == 0
     finally:
         batcher.close()
     embedder.clear_cache()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from app.core.config import Settings
+from app.services import embedder as embedder_module
 from app.services.container import FEATURE_STARTUPS
 from app.services.embedder import Embedder, QueryBatcher
 from tests.support.apps import app_client
@@ -89,3 +92,45 @@ def test_query_batcher_failure_reaches_every_caller(embedder: Embedder) -> None:
     ok: Any = batcher.submit("q-after")
     with pytest.raises(RuntimeError):
         ok.result(timeout=10)
+
+
+def test_a_batcher_never_idle_still_chooses_its_encoder(embedder: Embedder,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under constant load the worker's queue is never empty; the encoder choice must still finish (else a
+    busy server keeps the slow eager path for ever), and question vectors stay out of ingest's cache."""
+    class ThreeSteps:  # an encoder choice of three steps
+        def __init__(self, *_: Any) -> None:
+            self.taken, self.encoder = 0, None
+
+        def steps(self) -> Iterator[None]:
+            for _ in range(3):
+                time.sleep(0.05)  # a step takes a while (building a candidate, timing it)
+                self.taken += 1
+                yield
+
+        def info(self) -> dict[str, Any]:
+            return {"ready": self.taken == 3}
+
+    class Slow(Embedder):
+        def __init__(self) -> None:  # no model: 20 ms per batch, whatever its size
+            self._cache, self._lock = embedder._cache.__class__(), threading.Lock()
+            self.hits = self.misses = 0
+
+        def encode_queries(self, texts: list[str]) -> list[list[float]]:
+            time.sleep(0.02)
+            return [[1.0, 0.0] for _ in texts]
+
+    monkeypatch.setattr(embedder_module, "EncoderSelection", ThreeSteps)
+    slow = Slow()
+    batcher = QueryBatcher(slow, threads=0, window_ms=0.0, precision="fp32_traced")
+    futures = []
+    try:
+        deadline = time.monotonic() + 30
+        while not batcher.selection.info()["ready"]:  # a question every 4 ms: several per 20 ms batch
+            assert time.monotonic() < deadline, "the encoder choice starved under constant load"
+            futures.append(batcher.submit(f"question {len(futures)}"))
+            time.sleep(0.004)
+        assert all(f.result(timeout=30) == [1.0, 0.0] for f in futures)
+        assert slow.cache_size() == 0 and len(batcher._fast_cache) == len(futures)
+    finally:
+        batcher.close()

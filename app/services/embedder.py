@@ -21,6 +21,9 @@ from app.services.query_encoder import EncoderSelection, FastQueryEncoder
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)
+# Under constant load the query worker is never idle: it still takes one step of choosing its encoder at
+# least this often (s), else a busy server would keep the slow eager path for ever.
+SELECTION_MAX_WAIT_S = 1.0
 
 
 def resolve_model_path(name: str) -> str:
@@ -179,9 +182,6 @@ class Embedder:
         with self._lock:
             self.misses += n
 
-    def _remember(self, texts: Sequence[str], vecs: Sequence[list[float]]) -> None:
-        self._count_misses(len(texts))
-        self._cache.put([self.key(t) for t in texts], vecs)
 
 
 class QueryBatcher:
@@ -195,8 +195,10 @@ class QueryBatcher:
     ``app.services.query_encoder``: a traced bf16/fp32 copy of the model, built and checked in short
     steps; until then, and with "fp32", the model's exact eager path), then warms it on inputs of
     1..``warm_words`` words (PyTorch may pay extra the first time it sees a sequence length); requests
-    always go first. Vectors of a fast encoder are kept in the batcher's own cache, never in the
-    embedder's (which ingest reads), so chunk embeddings stay exact.
+    go first, but under constant load one selection step still runs every ``SELECTION_MAX_WAIT_S``.
+    Question vectors are kept in the batcher's own bounded cache (``fast_cache_size``), never in the
+    embedder's (which ingest reads: chunk embeddings stay exact, and its 50,000 entries are no place for
+    an endless stream of unique questions).
     """
 
     def __init__(self, embedder: Embedder, threads: int = 1, window_ms: float = 0.0,
@@ -259,10 +261,13 @@ class QueryBatcher:
             torch.set_num_threads(self.threads)  # this thread only (OpenMP thread-local setting)
         stop = False
         steps: Iterator[None] | None = self.selection.steps()
+        last_step = time.monotonic()
         while not stop:
-            if steps is not None and self._queue.empty() and not self._closed:
+            if steps is not None and not self._closed and (
+                    self._queue.empty() or time.monotonic() >= last_step + SELECTION_MAX_WAIT_S):
                 if next(steps, "done") == "done":  # never raises: failures become fallbacks
                     self._fast, steps = self.selection.encoder, None
+                last_step = time.monotonic()
                 continue
             if self._warm and self._queue.empty() and not self._closed:
                 n = self._warm.pop(0)
@@ -299,11 +304,10 @@ class QueryBatcher:
             for _, fut in batch:
                 fut.set_exception(exc)
             return
-        if self._fast is None:
-            self.embedder._remember(texts, vecs)
-        else:
-            self.embedder._count_misses(len(texts))
-            self._fast_cache.put(texts, vecs)
+        # question vectors stay in the batcher's own bounded cache: the embedder's cache is ingest's, and
+        # 50,000 unique questions there would hold ~600 MB of Python float lists
+        self.embedder._count_misses(len(texts))
+        self._fast_cache.put(texts, vecs)
         by_text = dict(zip(texts, vecs, strict=True))
         self.batches += 1
         self.texts += len(texts)

