@@ -104,6 +104,14 @@ def falkor_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerIn
     server.stop()
 
 
+def neo4j_for_tests(data_dir: Path) -> Neo4jServer:
+    """A Neo4j for tests on ``data_dir``: free ports, the test password, a small C1-only JVM."""
+    settings = Settings()
+    return Neo4jServer(data_dir, Neo4jRuntime(settings.neo4j_cache_dir, java=settings.neo4j_java),
+                       bolt_port=free_port(), http_port=free_port(), password=NEO4J_TEST_PASSWORD,
+                       heap=TEST_NEO4J_HEAP, pagecache=TEST_NEO4J_PAGECACHE, jvm_flags=TEST_NEO4J_JVM_FLAGS)
+
+
 @pytest.fixture(scope="session")
 def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo]:
     """A real Neo4j Community started through ``neorag neo4j``'s machinery (fails, never skips,
@@ -111,11 +119,7 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo
     if os.environ.get("TEST_NEO4J") == "docker":
         yield from _docker_neo4j()
         return
-    settings = Settings()
-    server = Neo4jServer(tmp_path_factory.mktemp("neo4j"), Neo4jRuntime(settings.neo4j_cache_dir,
-                         java=settings.neo4j_java), bolt_port=free_port(), http_port=free_port(),
-                         password=NEO4J_TEST_PASSWORD, heap=TEST_NEO4J_HEAP, pagecache=TEST_NEO4J_PAGECACHE,
-                         jvm_flags=TEST_NEO4J_JVM_FLAGS)
+    server = neo4j_for_tests(tmp_path_factory.mktemp("neo4j"))
     try:
         info = server.start(timeout_s=300)
     except NeoRAGError as exc:

@@ -7,27 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from app.core.config import Settings
-from app.store.embedded import free_port
-from app.store.neo4j_runtime import Neo4jRuntime
-from app.store.neo4j_server import Neo4jInfo, Neo4jServer
+from app.store.neo4j_server import Neo4jInfo
 from ingest.options import IngestOptions
 from ingest.pipeline import ingest_path
-from tests.conftest import TEST_NEO4J_HEAP, TEST_NEO4J_JVM_FLAGS, TEST_NEO4J_PAGECACHE
-from tests.support.backends import NEO4J_TEST_PASSWORD, Backend
+from tests.conftest import neo4j_for_tests
+from tests.support.backends import Backend
 from tests.support.graph_dump import canonical_dump, embeddings
 from tests.support.ingest_graph import make_services
-from tests.test_neo4j_server import error_line, neorag
+from tests.test_neo4j_server import error_line, neorag, restart
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 pytestmark = pytest.mark.backends("neo4j")
-
-
-def _restart(info: Neo4jInfo) -> None:
-    start = neorag("neo4j", "start", "--data-dir", str(info.data_dir), "--bolt-port", str(info.bolt_port),
-                   "--http-port", str(info.http_port), "--password", NEO4J_TEST_PASSWORD,
-                   NEORAG_NEO4J_HEAP=TEST_NEO4J_HEAP, NEORAG_NEO4J_PAGECACHE=TEST_NEO4J_PAGECACHE)
-    assert start.returncode == 0, start.stdout + start.stderr
 
 
 def test_dump_stop_load_into_a_fresh_dir_gives_the_same_graph(backend: Backend, neo4j_server: Neo4jInfo,
@@ -55,7 +45,8 @@ def test_dump_stop_load_into_a_fresh_dir_gives_the_same_graph(backend: Backend, 
             assert "dump written" in done.stdout and archive.stat().st_size > 0
             assert not list(archive.parent.glob(".neorag-dump-*"))  # its work dir is gone
         finally:
-            _restart(neo4j_server)
+            start = restart(neo4j_server)
+            assert start.returncode == 0, start.stdout + start.stderr
     finally:
         backend.drop(graph_name)
         store.close()
@@ -68,9 +59,7 @@ def test_dump_stop_load_into_a_fresh_dir_gives_the_same_graph(backend: Backend, 
     forced = neorag("neo4j", "load", str(archive), "--data-dir", str(fresh), "--force")
     assert forced.returncode == 0 and "kept in" in forced.stdout, forced.stdout + forced.stderr
 
-    server = Neo4jServer(fresh, Neo4jRuntime(Settings().neo4j_cache_dir), bolt_port=free_port(),
-                         http_port=free_port(), password=NEO4J_TEST_PASSWORD, heap=TEST_NEO4J_HEAP,
-                         pagecache=TEST_NEO4J_PAGECACHE, jvm_flags=TEST_NEO4J_JVM_FLAGS)
+    server = neo4j_for_tests(fresh)
     info = server.start(timeout_s=300)
     restored = backend.open_store(settings.model_copy(update={"neo4j_uri": info.uri}))
     try:

@@ -19,6 +19,7 @@ from app.core.errors import ConfigError, StoreUnavailable
 from app.store.embedded import free_port
 from app.store.neo4j_runtime import NEO4J_VERSION, Neo4jRuntime
 from app.store.neo4j_server import STATE_FILE, Neo4jInfo, Neo4jServer
+from tests.conftest import TEST_NEO4J_HEAP, TEST_NEO4J_PAGECACHE
 from tests.support.backends import NEO4J_TEST_PASSWORD, Backend
 from tests.support.ingest_graph import q
 
@@ -46,6 +47,13 @@ def busy_port() -> Iterator[int]:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         yield sock.getsockname()[1]
+
+
+def restart(info: Neo4jInfo) -> subprocess.CompletedProcess[str]:
+    """``neorag neo4j start`` of the session's Neo4j again (same data dir, ports, password and memory)."""
+    return neorag("neo4j", "start", "--data-dir", str(info.data_dir), "--bolt-port", str(info.bolt_port),
+                  "--http-port", str(info.http_port), "--password", NEO4J_TEST_PASSWORD,
+                  NEORAG_NEO4J_HEAP=TEST_NEO4J_HEAP, NEORAG_NEO4J_PAGECACHE=TEST_NEO4J_PAGECACHE)
 
 
 def fake_java(tmp_path: Path, version: str) -> Path:
@@ -149,10 +157,7 @@ def test_stop_then_start_keeps_the_data(backend: Backend, neo4j_server: Neo4jInf
         assert not store.health().reachable
         with pytest.raises(StoreUnavailable):
             store.run("ping")
-        start = neorag("neo4j", "start", "--data-dir", str(neo4j_server.data_dir),
-                       "--bolt-port", str(neo4j_server.bolt_port), "--http-port", str(neo4j_server.http_port),
-                       "--password", NEO4J_TEST_PASSWORD, NEORAG_NEO4J_HEAP="768m",
-                       NEORAG_NEO4J_PAGECACHE="256m")
+        start = restart(neo4j_server)
         assert start.returncode == 0, start.stdout + start.stderr
         assert "started in" in start.stdout and f"Browser  {neo4j_server.browser_url}" in start.stdout
         assert q(store, "MATCH (s:Survivor) RETURN s.name AS name") == [{"name": "kept"}]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from app.core.errors import BadInput, StoreUnavailable
-from app.store.neo4j_server import CONF_FILE, Neo4jServer
+from app.store.neo4j_server import Neo4jServer
 
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 DUMP_MAGICS = (b"DZV1", b"DGV1")  # Neo4j 5 dump archives: zstd or gzip
@@ -36,8 +36,10 @@ def dump(server: Neo4jServer, target: Path, database: str = "neo4j") -> int:
                        "(start NeoRAG on it once, or check --data-dir)", field="data_dir", status=404)
     target = Path(target).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
+    java = server.prepare()[0]
     with tempfile.TemporaryDirectory(prefix=".neorag-dump-", dir=target.parent) as tmp:
-        _admin(server, ["database", "dump", database, f"--to-path={tmp}", "--overwrite-destination=true"])
+        _admin(server, java,
+               ["database", "dump", database, f"--to-path={tmp}", "--overwrite-destination=true"])
         os.replace(Path(tmp) / f"{database}.dump", target)
     return target.stat().st_size
 
@@ -55,7 +57,7 @@ def load(server: Neo4jServer, source: Path, database: str = "neo4j", force: bool
         raise BadInput(f"cannot read {source}: {exc.strerror or exc}", field="path") from exc
     if magic not in DUMP_MAGICS:
         raise BadInput(f"{source} is not a Neo4j dump (no DZV1/DGV1 header)", field="path")
-    if server.status() is not None and not force:
+    if not force:
         _refuse_running(server, "load into")
     if database_dirs(server, database) and not force:
         raise BadInput(f"{server.data_dir} already holds the database {database!r}; load into a fresh "
@@ -63,10 +65,11 @@ def load(server: Neo4jServer, source: Path, database: str = "neo4j", force: bool
     server.check_version()
     server.stop()
     kept = _keep_aside(server, database)
-    server.data_dir.mkdir(parents=True, exist_ok=True)
+    java = server.prepare()[0]  # also makes the data dir the work dir below lives in
     with tempfile.TemporaryDirectory(prefix=".neorag-load-", dir=server.data_dir) as tmp:
         os.symlink(source, Path(tmp) / f"{database}.dump")  # the tool reads <from-path>/<database>.dump
-        _admin(server, ["database", "load", database, f"--from-path={tmp}", "--overwrite-destination=true"])
+        _admin(server, java,
+               ["database", "load", database, f"--from-path={tmp}", "--overwrite-destination=true"])
     server.record_version()
     return kept
 
@@ -90,13 +93,8 @@ def _keep_aside(server: Neo4jServer, database: str) -> Path | None:
     return kept
 
 
-def _admin(server: Neo4jServer, args: list[str]) -> None:
-    """Run Neo4j's admin tool on the data dir (NEO4J_HOME) with NeoRAG's neo4j.conf (NEO4J_CONF)."""
-    java = server.runtime.java()
-    server.runtime.ensure(java)
-    server.data_dir.mkdir(parents=True, exist_ok=True)
-    (server.data_dir / "logs").mkdir(exist_ok=True)
-    (server.data_dir / CONF_FILE).write_text(server.config_text(), encoding="utf-8")
+def _admin(server: Neo4jServer, java: str, args: list[str]) -> None:
+    """Run Neo4j's admin tool on the prepared data dir (NEO4J_HOME) with its neo4j.conf (NEO4J_CONF)."""
     env = {**os.environ, "NEO4J_HOME": str(server.data_dir), "NEO4J_CONF": str(server.data_dir)}
     try:
         done = subprocess.run([java, "-cp", server.runtime.classpath(), ADMIN_TOOL, *args], env=env,

@@ -134,12 +134,7 @@ class Neo4jServer:
                 raise StoreUnavailable(f"the {name} port {self.host}:{port} is taken",
                                        "another process (another Neo4j?) listens there",
                                        f"stop it, or pass {flag} with a free port")
-        java = self.runtime.java()
-        self.runtime.ensure(java)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.data_dir / "logs").mkdir(exist_ok=True)
-        conf = self.data_dir / CONF_FILE
-        conf.write_text(self.config_text(), encoding="utf-8")
+        java, conf = self.prepare()
         launcher_log = self.data_dir / "logs" / LAUNCHER_LOG
         started = time.monotonic()
         with launcher_log.open("wb") as out:
@@ -159,6 +154,16 @@ class Neo4jServer:
             raise
         return Neo4jInfo(proc.pid, self.host, self.bolt_port, self.http_port, self.runtime.version,
                          self.data_dir, True, round(time.monotonic() - started, 1))
+
+    def prepare(self) -> tuple[str, Path]:
+        """Check Java, resolve the jars, make the data dir and write its neo4j.conf (before the server or
+        Neo4j's admin tool runs on it); returns the java binary and the conf file."""
+        java = self.runtime.java()
+        self.runtime.ensure(java)
+        (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
+        conf = self.data_dir / CONF_FILE
+        conf.write_text(self.config_text(), encoding="utf-8")
+        return java, conf
 
     def jvm_args(self) -> list[str]:
         """Heap and JVM flags (small heaps suit tests; see NEORAG_NEO4J_HEAP)."""
