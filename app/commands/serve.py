@@ -81,4 +81,4 @@ def register(cli: typer.Typer) -> None:
         # one process: uvicorn binds host:port itself, so accepted sockets get TCP_NODELAY (for several
         # workers see app/commands/workers.py); httptools and uvloop are used (dependencies)
         uvicorn.run(app, host=settings.api_host, port=settings.api_port,
-                    **uvicorn_options(settings))  # type: ignore[arg-type]
+                    **uvicorn_options(settings))

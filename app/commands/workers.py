@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from typing import TypedDict
 
 from app.core.config import Settings
 
@@ -25,7 +26,15 @@ def tcp_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_options(settings: Settings) -> dict[str, object]:
+class UvicornOptions(TypedDict):
+    """The uvicorn settings NeoRAG sets (typed, so they pass to uvicorn.run / uvicorn.Config as keywords)."""
+
+    log_level: str
+    access_log: bool
+    timeout_keep_alive: int
+
+
+def uvicorn_options(settings: Settings) -> UvicornOptions:
     """uvicorn settings shared by the one-process server and the workers."""
     return {"log_level": "info", "access_log": settings.api_access_log,
             "timeout_keep_alive": settings.api_keep_alive_s}
@@ -59,7 +68,7 @@ def serve_workers(settings: Settings) -> None:
     try:
         config = uvicorn.Config("app.api.main:create_app", factory=True, host=settings.api_host,
                                 port=settings.api_port, workers=settings.api_workers,
-                                **uvicorn_options(settings))  # type: ignore[arg-type]
+                                **uvicorn_options(settings))
         Multiprocess(config, sockets=[tcp_socket(settings.api_host, settings.api_port)]).run()
     finally:
         if model is not None:
