@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -25,6 +27,7 @@ from app.store.falkor import FalkorStore
 from tests.support.serve import idle_connection_survives, served, wait_health
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+T = TypeVar("T")
 NEORAG = str(Path(sys.executable).parent / "neorag")
 
 
@@ -37,6 +40,31 @@ def _wait_gone(pid: int, timeout_s: float) -> bool:
     while _pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     return not _pid_alive(pid)
+
+
+def _wait_for(probe: Callable[[], T | None], timeout_s: float) -> T:
+    """Poll ``probe`` until it returns something (not None) or fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = probe()
+        if found is not None:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"not reached in {timeout_s} s: {probe}")
+
+
+def _restarted(data_dir: Path, old_pid: int) -> dict[str, int] | None:
+    """The store's state once a new, live FalkorDB process replaced ``old_pid``."""
+    try:
+        state = _state(data_dir)
+    except (OSError, ValueError):
+        return None  # being rewritten
+    return state if state["pid"] != old_pid and _pid_alive(state["pid"]) else None
+
+
+def _diagnostics_after_restart(url: str) -> dict[str, Any] | None:
+    diag: dict[str, Any] = httpx.get(url + "/diagnostics", timeout=60).json()
+    return diag if diag["store"]["supervisor"]["restarts"] >= 1 else None
 
 
 def test_serve_survives_kill9_of_falkordb_and_takes_it_down_when_killed(tmp_path: Path) -> None:
@@ -63,10 +91,12 @@ def test_serve_survives_kill9_of_falkordb_and_takes_it_down_when_killed(tmp_path
         assert int((store_dir / PORT_FILE).read_text()) == first["port"]
 
         os.kill(first["pid"], signal.SIGKILL)
+        assert _wait_gone(first["pid"], 10)
+        # /health can still answer from before the kill: wait for the supervisor's restart itself
+        second = _wait_for(lambda: _restarted(store_dir, first["pid"]), 60)
+        assert second["port"] == first["port"]
         wait_health(srv.url, 30)
-        second = _state(store_dir)
-        assert second["pid"] != first["pid"] and second["port"] == first["port"]
-        diag = httpx.get(srv.url + "/diagnostics", timeout=60).json()
+        diag = _wait_for(lambda: _diagnostics_after_restart(srv.url), 30)
         supervisor = diag["store"]["supervisor"]
         assert supervisor["restarts"] == 1 and supervisor["state"] == "running"
         assert diag["counts"] == counts  # data intact (the AOF survived kill -9)
