@@ -1,4 +1,4 @@
-"""Unpack the 500-question HotpotQA dev sample kept in bench/datasets into `neorag eval retrieval`'s format.
+"""Unpack the 500-question HotpotQA dev sample in bench/datasets into `neorag eval retrieval`'s format.
 
     .venv/bin/python bench/hotpot_dev500.py /tmp/hp500
     neorag eval retrieval --dataset hotpotqa /tmp/hp500 --graph eval_hp500 --json-out hp500.json

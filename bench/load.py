@@ -38,6 +38,9 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.variants import VARIANT_HELP, parse_variants  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "retrieval"
 NEORAG = str(Path(sys.executable).parent / "neorag")
@@ -230,12 +233,9 @@ def main() -> None:
     parser.add_argument("--kill-store-at", type=float, default=None,
                         help="One more round at 1 worker, with kill -9 of FalkorDB after this many s.")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
-                        help="Also run every round with these extra server environment variables.")
+                        help=VARIANT_HELP)
     args = parser.parse_args()
-    variants: list[tuple[str, dict[str, str]]] = [("default", {})]
-    for spec in args.variant:
-        name, _, pairs = spec.partition(":")
-        variants.append((name, dict(pair.split("=", 1) for pair in pairs.split(",") if pair)))
+    variants = parse_variants(args.variant)
 
     tmp = Path(tempfile.mkdtemp(prefix="neorag-load-"))
     corpus_root = tmp / "corpus"

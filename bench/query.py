@@ -41,6 +41,7 @@ from app.services.container import Services  # noqa: E402
 from app.services.embedder import shared_embedder  # noqa: E402
 from app.store.factory import make_store  # noqa: E402
 from bench.backends import BACKENDS, bench_store  # noqa: E402
+from bench.variants import VARIANT_HELP, parse_variants  # noqa: E402
 
 DATA = Path("/work/shared/data/hotpotqa-train100")
 
@@ -177,13 +178,13 @@ def free_port() -> int:
 
 
 def serve(settings: Settings, store_env: dict[str, str],
-          graph_mode: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
+          extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """``neorag serve`` in its own process (no GIL shared with the client), on the bench graph."""
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("NEORAG_")},
         **store_env,
-        **({"NEORAG_RETRIEVAL_GRAPH_MODE": graph_mode} if graph_mode else {}),
+        **(extra or {}),
         "NEORAG_GRAPH_NAME": settings.graph_name,
         "NEORAG_CYPHER_DIR": str(settings.cypher_dir),
         "NEORAG_LLM_BASE_URL": "",
@@ -271,7 +272,10 @@ def main() -> None:
     ap.add_argument("--backend", choices=BACKENDS, default="embedded")
     ap.add_argument("--graph-modes", nargs="+", default=[None], help="NEORAG_RETRIEVAL_GRAPH_MODE values "
                     "to compare: one server each, same graph, interleaved per size (default: the setting)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...", help=VARIANT_HELP)
     args = ap.parse_args()
+    modes = [(mode or "default", {"NEORAG_RETRIEVAL_GRAPH_MODE": mode} if mode else {}) for mode in args.graph_modes]
+    variants = modes + parse_variants(args.variant)[1:]
     tmp = Path(tempfile.mkdtemp(prefix="neorag-bench-query"))
     bench = bench_store(args.backend, tmp / "store", cypher_dir=bench_library(tmp))
     bs = bench.__enter__()
@@ -296,8 +300,8 @@ def main() -> None:
             t = time.perf_counter()
             chunks = build_scaled(services, base, size)
             print(f"graph {size}: {chunks} chunks written in {time.perf_counter() - t:.1f} s", flush=True)
-            for mode in args.graph_modes:
-                proc, url = serve(s, bs.env, mode)
+            for mode, extra in variants:
+                proc, url = serve(s, bs.env, extra)
                 # every request a question not seen before: the query embedding is computed, never cached
                 qs = rng.sample(questions, len(questions))
                 half = min(args.requests, len(qs) // 2)
@@ -309,7 +313,7 @@ def main() -> None:
                             mine = qs[i * half : (i + 1) * half]
                             r = load(url, path, [{key: f"{q} (run {size}/{conc})"} for q in mine], conc)
                             results.append({"chunks": chunks, "endpoint": path, "concurrency": conc,
-                                            "graph_mode": mode, **r})
+                                            "variant": mode, **r})
                             print(
                                 f"{chunks:>7} {mode or '':<9} {path:<18} c={conc} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
                                 f"  {r['rps']:6.1f} req/s  errors {r['errors']}",
@@ -323,7 +327,7 @@ def main() -> None:
         bench.__exit__(None, None, None)
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(results, indent=1))
-    if len(args.sizes) >= 2 and len(args.graph_modes) == 1:
+    if len(args.sizes) >= 2 and len(variants) == 1:
         for conc in args.concurrency:
             for path in ("/ranking/preview", "/retrieve"):
                 rows = [r for r in results if r["endpoint"] == path and r["concurrency"] == conc]

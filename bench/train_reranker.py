@@ -7,13 +7,17 @@ index, entities come from the heuristic extractor, and the multi-hop signals and
 its paragraph is a supporting one); the model is a class-balanced logistic regression (scikit-learn,
 already installed with sentence-transformers; only this script needs it).
 
+    .venv/bin/python bench/hotpot_dev500.py /tmp/hp500    # the 500-question sample (bench/datasets)
     .venv/bin/python bench/train_reranker.py \\
         --train hotpotqa:/work/shared/data/hotpotqa-train100 --train hotpotqa:/tmp/hp500:0:250 \\
         --test hotpotqa:/tmp/hp500:250:500 --cache /tmp/reranker_cache
 
 A dataset is ``KIND:PATH[:FIRST:LAST]`` (question slice); KIND as ``neorag eval retrieval --dataset``.
 Prints the weights as Python to paste into rerank_features.py, and recall@2/5/10 per test set for the
-fitted weights and for the weights in the code.
+fitted weights and for the weights in the code. Then the pair stage (``app/retrieval/pairs.py``): with the
+reranker weights in the code, every pair of a training question's ``--pair-top`` best documents is one
+example (label: both supporting), a plain logistic regression gives ``PAIR_WEIGHTS``, and each test set
+is scored with the pair stage off, with the fitted pair weights and with those in the code.
 """
 
 from __future__ import annotations
@@ -34,9 +38,18 @@ from app.retrieval.entities import question_keys  # noqa: E402
 from app.retrieval.graph_index import EntityGraph  # noqa: E402
 from app.retrieval.hybrid import MIN_CANDIDATES, _Pool  # noqa: E402
 from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches  # noqa: E402
+from app.retrieval.pairs import (  # noqa: E402
+    PAIR_FEATURES,
+    PAIR_WEIGHTS,
+    choose_pair,
+    coverage,
+    logit,
+    pair_features,
+    term_weights,
+)
 from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS, feature_vector, model_score  # noqa: E402
 from app.retrieval.scoring import Weights, score  # noqa: E402
-from app.retrieval.text import query_terms  # noqa: E402
+from app.retrieval.text import query_terms, tokenize  # noqa: E402
 from ingest.chunk import chunk_document  # noqa: E402
 from ingest.entities import extract_heuristic  # noqa: E402
 from ingest.load import load_file  # noqa: E402
@@ -51,6 +64,7 @@ class Corpus:
 
     questions: list[tuple[str, set[str]]]
     titles: list[str]
+    tokens: list[set[str]]
     vectors: np.ndarray
     qvectors: np.ndarray
     bm25: SparseBM25
@@ -81,7 +95,8 @@ def load(spec: str, embedder: object, cache: Path) -> Corpus:
     rows = [{"id": str(i), "title": c.title, "text": c.text,
              "entities": [m.key for m in extract_heuristic(c.text)]} for i, c in enumerate(chunks)]
     return Corpus([(q.question, set(q.support_titles)) for q in questions], [c.title for c in chunks],
-                  vectors, qvectors, bm25, EntityGraph.build(rows))
+                  [set(tokenize(f"{c.title} {c.text}")) for c in chunks], vectors, qvectors, bm25,
+                  EntityGraph.build(rows))
 
 
 def candidates(corpus: Corpus, qi: int, p: MultihopParams = MultihopParams(), max_nodes: int = 120) -> _Pool:
@@ -133,18 +148,59 @@ def examples(corpus: Corpus) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     return out
 
 
+def ranked_titles(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, weights: tuple[float, ...],
+                  bias: float, pair: tuple[float, ...] | None, pair_top: int) -> list[str]:
+    """Distinct paragraph titles, best first: the reranker's order, the chosen pair first when ``pair``."""
+    s = np.array([model_score(list(row), weights, bias) for row in x])
+    titles: list[str] = []
+    heads: list[int] = []
+    for k in np.lexsort((ids, -s)):
+        if corpus.titles[ids[k]] not in titles:
+            titles.append(corpus.titles[ids[k]])
+            heads.append(int(k))
+    if pair is None or len(heads) < 2:
+        return titles
+    head = heads[:pair_top]
+    qw = term_weights(corpus.questions[qi][0], corpus.bm25.idf)
+    choice = choose_pair([logit(s[k]) for k in head], [corpus.tokens[ids[k]] for k in head], qw, pair)
+    assert choice is not None
+    first, second = titles[choice.first], titles[choice.second]
+    return [first, second] + [t for t in titles if t not in (first, second)]
+
+
 def recall(corpus: Corpus, data: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-           weights: tuple[float, ...], bias: float) -> list[float]:
-    """Mean recall@2/5/10 of supporting paragraphs (distinct titles) under ``weights``."""
+           weights: tuple[float, ...], bias: float, pair: tuple[float, ...] | None = None,
+           pair_top: int = 8) -> list[float]:
+    """Mean recall@2/5/10 of supporting paragraphs (distinct titles) under ``weights`` (and ``pair``)."""
     out = []
-    for (ids, x, _), (_, support) in zip(data, corpus.questions, strict=True):
-        s = np.array([model_score(list(row), weights, bias) for row in x])
-        seen: list[str] = []
-        for i in ids[np.lexsort((ids, -s))]:
-            if corpus.titles[i] not in seen:
-                seen.append(corpus.titles[i])
+    for qi, ((ids, x, _), (_, support)) in enumerate(zip(data, corpus.questions, strict=True)):
+        seen = ranked_titles(corpus, qi, ids, x, weights, bias, pair, pair_top)
         out.append([len(support & set(seen[:k])) / max(len(support), 1) for k in (2, 5, 10)])
     return [round(float(v), 4) for v in np.mean(out, axis=0)]
+
+
+def pair_examples(corpus: Corpus, data: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                  pair_top: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of each question's ``pair_top`` best documents (reranker weights in the code):
+    PAIR_FEATURES rows and labels (both supporting)."""
+    rows, labels = [], []
+    for (ids, x, y), (question, _) in zip(data, corpus.questions, strict=True):
+        s = np.array([model_score(list(row)) for row in x])
+        head: list[int] = []
+        seen: set[str] = set()
+        for k in np.lexsort((ids, -s)):
+            if corpus.titles[ids[k]] not in seen and len(head) < pair_top:
+                seen.add(corpus.titles[ids[k]])
+                head.append(int(k))
+        qw = term_weights(question, corpus.bm25.idf)
+        cov = [coverage(qw, corpus.tokens[ids[k]]) for k in head]
+        for i, a in enumerate(head):
+            for j in range(i + 1, len(head)):
+                b = head[j]
+                union = coverage(qw, corpus.tokens[ids[a]] | corpus.tokens[ids[b]])
+                rows.append(pair_features(logit(s[a]), logit(s[b]), cov[i], cov[j], union))
+                labels.append(y[a] * y[b])
+    return np.array(rows), np.array(labels)
 
 
 def main() -> None:
@@ -153,13 +209,15 @@ def main() -> None:
     ap.add_argument("--test", action="append", default=[])
     ap.add_argument("--cache", type=Path, default=Path("/tmp/neorag_reranker_cache"))
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    ap.add_argument("--pair-top", type=int, default=8, help="documents paired (NEORAG_RETRIEVAL_PAIR_TOP)")
     args = ap.parse_args()
     from sklearn.linear_model import LogisticRegression
 
     from app.services.embedder import shared_embedder
 
     embedder = shared_embedder()
-    train = [examples(load(spec, embedder, args.cache)) for spec in args.train]
+    corpora = [load(spec, embedder, args.cache) for spec in args.train]
+    train = [examples(corpus) for corpus in corpora]
     x = np.concatenate([row[1] for data in train for row in data])
     y = np.concatenate([row[2] for data in train for row in data])
     model = LogisticRegression(C=args.c, max_iter=5000, class_weight="balanced").fit(x, y)
@@ -169,12 +227,20 @@ def main() -> None:
     print(f"# fitted on {len(y)} candidates ({int(y.sum())} supporting) of {n_questions} questions")
     print(f"WEIGHTS = {weights}  # {FEATURES}")
     print(f"BIAS = {bias}")
+    pairs = [pair_examples(corpus, data, args.pair_top) for corpus, data in zip(corpora, train, strict=True)]
+    px = np.concatenate([p[0] for p in pairs])
+    py = np.concatenate([p[1] for p in pairs])
+    pair_model = LogisticRegression(C=args.c, max_iter=5000).fit(px, py)
+    pair = tuple(round(float(w), 2) for w in pair_model.coef_.ravel())
+    print(f"# pairs: {len(py)} ({int(py.sum())} both supporting)")
+    print(f"PAIR_WEIGHTS = {pair}  # {PAIR_FEATURES}")
     for spec in args.test:
         corpus = load(spec, embedder, args.cache)
         data = examples(corpus)
-        print(f"{spec}: fitted R@2/5/10 {recall(corpus, data, weights, bias)}; "
-              f"in code {recall(corpus, data, WEIGHTS, BIAS)}")
-
+        print(f"{spec}: R@2/5/10 fitted {recall(corpus, data, weights, bias)}; in code: no pair stage "
+              f"{recall(corpus, data, WEIGHTS, BIAS)}, fitted pairs "
+              f"{recall(corpus, data, WEIGHTS, BIAS, pair, args.pair_top)}, pairs in code "
+              f"{recall(corpus, data, WEIGHTS, BIAS, PAIR_WEIGHTS, args.pair_top)}")
 
 if __name__ == "__main__":
     main()

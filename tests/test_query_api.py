@@ -67,10 +67,15 @@ def test_ranking_preview_fields(client: Any) -> None:
             assert key in item
         assert item["composite_score"] == pytest.approx(item["base_norm"] + item["bonus"], abs=2e-6)
         # default multi-hop ranking: final = the feature reranker's score of the item's own features
-        assert list(item["features"]) == list(FEATURES)
+        paired = ["pair", "coverage"] if item["pair_with"] else []
+        assert list(item["features"]) == [*FEATURES, *paired]
         z = BIAS + sum(w * item["features"][f] for w, f in zip(WEIGHTS, FEATURES, strict=True))
         assert item["final_score"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-4)
-    finals = [i["final_score"] for i in body["items"]]
+    first, second, *rest = body["items"]  # the pair stage's two, then the reranker's order
+    assert (first["pair_with"], second["pair_with"]) == (second["id"], first["id"])
+    assert first["features"]["pair"] == second["features"]["pair"]
+    assert first["final_score"] >= second["final_score"] and all(i["pair_with"] is None for i in rest)
+    finals = [i["final_score"] for i in rest]
     assert finals == sorted(finals, reverse=True)
     assert any(
         i["title"] == "Maximum Overdrive" or i["title"] == "Leland, North Carolina" for i in body["items"]

@@ -226,6 +226,9 @@ class Settings(BaseSettings):
         0.5, gt=0, le=1, description="multihop: Personalized PageRank restart probability.")
     retrieval_ppr_top: int = Field(
         10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
+    retrieval_pair_top: int = Field(
+        8, ge=0, description="multihop: best documents among which results 1 and 2 are chosen as a pair "
+        "(question-word coverage of the two together; 0 or 1 = off).")
     ingest_cooccur_top_k: int = Field(
         5, ge=0, description="CO_OCCURS partners kept per entity, by count x PMI (0 = no CO_OCCURS).")
     # --- issue 18: KG-R1 fidelity (chat answers word for word, KG-R1 data layout) ---

@@ -22,9 +22,7 @@ from app.retrieval.hybrid import lexical_search, options_from_settings, query_em
 from app.retrieval.multihop_stage import ABLATIONS
 from app.services.container import Services
 
-METHODS = (
-    "vector", "bm25", "hybrid", "hybrid+graph", "default", "default-title", "default-bridge", "default-ppr",
-)
+METHODS = ("vector", "bm25", "hybrid", "hybrid+graph", "default", *(f"default-{a}" for a in ABLATIONS))
 SINGLE = ("vector", "bm25")
 KS = (2, 5, 10)
 DATASETS = ("hotpotqa", "musique", "2wiki")

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from app.core.errors import StatementError
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
-from app.retrieval.multihop_stage import run_multihop
+from app.retrieval.multihop_stage import run_multihop, run_pair_stage
 from app.retrieval.rerank import rerank_candidates
 from app.retrieval.rerank_features import rerank_by_features
 from app.retrieval.scoring import Candidate, Weights, rank, score
@@ -43,7 +43,7 @@ class RetrievalOptions:
     rerank: bool = True
     texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
     graph_mode: str = "multihop"  # "multihop" (app/retrieval/multihop_stage.py) or "bonus" (_expand)
-    ablate: frozenset[str] = frozenset()  # multihop signals switched off: title, bridge, ppr (evaluation)
+    ablate: frozenset[str] = frozenset()  # multihop signals off: title, bridge, ppr, pair (evaluation)
 
 
 @dataclass
@@ -234,6 +234,10 @@ def retrieve(
         if multihop:
             rerank_by_features(candidates)
         result.timings_ms["rerank"] = _ms(t)
+    if multihop:
+        t = time.perf_counter()
+        run_pair_stage(services, question, candidates, lambda head: _load_texts(services, head), opts.ablate)
+        result.timings_ms["pair"] = _ms(t)
     result.candidates = rank(candidates)
     if opts.texts:
         t = time.perf_counter()

@@ -3,7 +3,8 @@
 After the vector and BM25 hits are in the pool: title matches join, their vector scores are read
 (one store round trip), bridge and PPR signals are computed in process (``app.retrieval.multihop``) and
 their chunks join (a second, smaller round trip); every candidate then carries its signals for
-``app.retrieval.rerank_features``. No Cypher graph expansion runs in this mode.
+``app.retrieval.rerank_features``. No Cypher graph expansion runs in this mode. After the reranker,
+``run_pair_stage`` chooses the first two results together (``app.retrieval.pairs``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import question_keys
 from app.retrieval.graph_index import graph_index
 from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches
+from app.retrieval.pairs import apply_pair, pair_heads
+from app.retrieval.scoring import Candidate, rank
 from app.services.container import Services
 
-ABLATIONS = ("title", "bridge", "ppr")
+ABLATIONS = ("title", "bridge", "ppr", "pair")
 
 
 def params_from_settings(services: Services, ablate: frozenset[str] = frozenset()) -> MultihopParams:
@@ -88,6 +92,29 @@ def run_multihop(
         found |= fill(added)
         result.timings_ms["details_hop2"] = _ms(t)
     return found
+
+
+def run_pair_stage(
+    services: Services,
+    question: str,
+    candidates: list[Candidate],
+    load_texts: Callable[[list[Candidate]], None],
+    ablate: frozenset[str] = frozenset(),
+) -> None:
+    """Choose results 1 and 2 as a pair among the ``NEORAG_RETRIEVAL_PAIR_TOP`` best documents' chunks
+    (their texts are loaded for it: one round trip, reused for the answer); IDF from the in-process BM25
+    index when that is the backend, equal word weights otherwise."""
+    top = services.settings.retrieval_pair_top
+    if "pair" in ablate or top < 2:
+        return
+    heads = pair_heads(rank(candidates), top)
+    if len(heads) < 2:
+        return
+    load_texts(heads)
+    idf = None
+    if services.settings.retrieval_bm25_backend == "memory":
+        idf = lexical_index(services.extras, services.store).current().idf
+    apply_pair(heads, question, idf)
 
 
 def _ms(t: float) -> float:

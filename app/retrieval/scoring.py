@@ -121,6 +121,8 @@ class Candidate:
     ppr: float = 0.0
     overlap: float = 0.0
     features: dict[str, float] | None = None
+    pair_rank: int | None = None  # 1 or 2: chosen as a pair (app/retrieval/pairs.py)
+    pair_with: str | None = None
 
     def add_reason(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -193,5 +195,5 @@ def rrf(candidates: list[Candidate], k: int) -> None:
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:
-    """Candidates by final score, ties broken by composite then id (deterministic)."""
-    return sorted(candidates, key=lambda c: (-c.final, -c.composite, c.id))
+    """The chosen pair first (pair_rank 1, 2), then by final score; ties by composite then id."""
+    return sorted(candidates, key=lambda c: (c.pair_rank or 3, -c.final, -c.composite, c.id))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Open(BaseModel):
@@ -79,6 +79,10 @@ class RankingItem(_Open):
     final_score: float | None
     rel_type: str | None
     rel_conf: float | None
+    features: dict[str, float] | None = Field(
+        None, description="multihop: the reranker's inputs; the chosen pair also has `pair` and `coverage`")
+    pair_with: str | None = Field(
+        None, description="multihop: the other item of the pair chosen as items 1 and 2")
 
 
 class RankingPreview(_Open):
