@@ -42,9 +42,8 @@ from app.retrieval.pairs import (  # noqa: E402
     PAIR_FEATURES,
     PAIR_WEIGHTS,
     choose_pair,
-    coverage,
     logit,
-    pair_features,
+    pair_rows,
     term_weights,
 )
 from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS, feature_vector, model_score  # noqa: E402
@@ -148,16 +147,22 @@ def examples(corpus: Corpus) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     return out
 
 
-def ranked_titles(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, weights: tuple[float, ...],
-                  bias: float, pair: tuple[float, ...] | None, pair_top: int) -> list[str]:
-    """Distinct paragraph titles, best first: the reranker's order, the chosen pair first when ``pair``."""
-    s = np.array([model_score(list(row), weights, bias) for row in x])
+def best_documents(corpus: Corpus, ids: np.ndarray, s: np.ndarray) -> tuple[list[str], list[int]]:
+    """Distinct paragraph titles by score ``s`` and the candidate index standing for each."""
     titles: list[str] = []
     heads: list[int] = []
     for k in np.lexsort((ids, -s)):
         if corpus.titles[ids[k]] not in titles:
             titles.append(corpus.titles[ids[k]])
             heads.append(int(k))
+    return titles, heads
+
+
+def ranked_titles(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, weights: tuple[float, ...],
+                  bias: float, pair: tuple[float, ...] | None, pair_top: int) -> list[str]:
+    """Distinct paragraph titles, best first: the reranker's order, the chosen pair first when ``pair``."""
+    s = np.array([model_score(list(row), weights, bias) for row in x])
+    titles, heads = best_documents(corpus, ids, s)
     if pair is None or len(heads) < 2:
         return titles
     head = heads[:pair_top]
@@ -186,20 +191,11 @@ def pair_examples(corpus: Corpus, data: list[tuple[np.ndarray, np.ndarray, np.nd
     rows, labels = [], []
     for (ids, x, y), (question, _) in zip(data, corpus.questions, strict=True):
         s = np.array([model_score(list(row)) for row in x])
-        head: list[int] = []
-        seen: set[str] = set()
-        for k in np.lexsort((ids, -s)):
-            if corpus.titles[ids[k]] not in seen and len(head) < pair_top:
-                seen.add(corpus.titles[ids[k]])
-                head.append(int(k))
+        head = best_documents(corpus, ids, s)[1][:pair_top]
         qw = term_weights(question, corpus.bm25.idf)
-        cov = [coverage(qw, corpus.tokens[ids[k]]) for k in head]
-        for i, a in enumerate(head):
-            for j in range(i + 1, len(head)):
-                b = head[j]
-                union = coverage(qw, corpus.tokens[ids[a]] | corpus.tokens[ids[b]])
-                rows.append(pair_features(logit(s[a]), logit(s[b]), cov[i], cov[j], union))
-                labels.append(y[a] * y[b])
+        for i, j, f in pair_rows([logit(s[k]) for k in head], [corpus.tokens[ids[k]] for k in head], qw):
+            rows.append(f)
+            labels.append(y[head[i]] * y[head[j]])
     return np.array(rows), np.array(labels)
 
 
@@ -241,6 +237,7 @@ def main() -> None:
               f"{recall(corpus, data, WEIGHTS, BIAS)}, fitted pairs "
               f"{recall(corpus, data, WEIGHTS, BIAS, pair, args.pair_top)}, pairs in code "
               f"{recall(corpus, data, WEIGHTS, BIAS, PAIR_WEIGHTS, args.pair_top)}")
+
 
 if __name__ == "__main__":
     main()

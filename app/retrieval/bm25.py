@@ -45,12 +45,12 @@ class SparseBM25:
                 tfs.append(tf)
         self.vocab = vocab
         n = len(texts)
-        self.n_docs = n
         avgdl = float(lengths.mean()) if n else 1.0
         r, c = np.asarray(rows, dtype=np.int32), np.asarray(cols, dtype=np.int32)
         tf_arr = np.asarray(tfs, dtype=np.float32)
         df = np.bincount(r, minlength=len(vocab)).astype(np.float32)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        self.term_idf = idf  # by vocab row
         norm = k1 * (1 - b + b * lengths[c] / max(avgdl, 1e-9))
         weights = idf[r] * tf_arr * (k1 + 1) / (tf_arr + norm)
         self.matrix = sparse.csr_matrix((weights, (r, c)), shape=(len(vocab), n), dtype=np.float32)
@@ -60,13 +60,7 @@ class SparseBM25:
 
     def idf(self, terms: list[str]) -> list[float]:
         """BM25's IDF of each term (0.0 for a term no chunk has)."""
-        rows = self.matrix.indptr
-        out = []
-        for t in terms:
-            r = self.vocab.get(t)
-            df = float(rows[r + 1] - rows[r]) if r is not None else 0.0
-            out.append(float(np.log1p((self.n_docs - df + 0.5) / (df + 0.5))) if df > 0 else 0.0)
-        return out
+        return [float(self.term_idf[self.vocab[t]]) if t in self.vocab else 0.0 for t in terms]
 
     def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
         """Top-k (chunk id, score max-normalised to (0, 1]) for the query terms."""

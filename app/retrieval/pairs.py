@@ -17,7 +17,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from app.retrieval.scoring import Candidate
@@ -66,18 +66,24 @@ def pair_features(s_first: float, s_second: float, cov_first: float, cov_second:
     return (s_first, s_second, cov_union, cov_union - max(cov_first, cov_second))
 
 
-def choose_pair(logits: Sequence[float], token_sets: Sequence[set[str]], weights: dict[str, float],
-                pair_weights: Sequence[float] = PAIR_WEIGHTS) -> PairChoice | None:
-    """The best pair of the heads (given best first); None with fewer than two heads."""
+def pair_rows(logits: Sequence[float], token_sets: Sequence[set[str]],
+              weights: dict[str, float]) -> Iterator[tuple[int, int, tuple[float, float, float, float]]]:
+    """``(i, j, PAIR_FEATURES)`` of every pair of the heads (given best first), i before j."""
     single = [coverage(weights, tokens) for tokens in token_sets]
-    best: PairChoice | None = None
     for i in range(len(logits)):
         for j in range(i + 1, len(logits)):
             union = coverage(weights, token_sets[i] | token_sets[j])
-            f = pair_features(logits[i], logits[j], single[i], single[j], union)
-            value = sum(w * x for w, x in zip(pair_weights, f, strict=True))
-            if best is None or value > best.score:
-                best = PairChoice(i, j, value, f[2], f[3])
+            yield i, j, pair_features(logits[i], logits[j], single[i], single[j], union)
+
+
+def choose_pair(logits: Sequence[float], token_sets: Sequence[set[str]], weights: dict[str, float],
+                pair_weights: Sequence[float] = PAIR_WEIGHTS) -> PairChoice | None:
+    """The best pair of the heads (given best first); None with fewer than two heads."""
+    best: PairChoice | None = None
+    for i, j, f in pair_rows(logits, token_sets, weights):
+        value = sum(w * x for w, x in zip(pair_weights, f, strict=True))
+        if best is None or value > best.score:
+            best = PairChoice(i, j, value, f[2], f[3])
     return best
 
 
