@@ -113,8 +113,9 @@ def test_load_is_idempotent_replace_swaps_and_whole_graph_is_refcounted(store: G
 
 def test_whole_graph_edges_join_the_right_entities_when_old_and_new_mix_in_one_batch(
         store: GraphStore) -> None:
-    """kg_graph_merge binds edges by position: existing entities (MERGE matches) and new ones (MERGE
-    creates) interleave in one batch; FalkorDB emits them in another order; each edge joins its own ends."""
+    """kg_rel_create / kg_rel_merge_at bind edges by position: edges between existing entities (MERGE) and
+    edges touching new ones (CREATE) mix in one chunk; FalkorDB emits rows in another order; each edge joins
+    its own ends, and an edge already in the graph is counted, never duplicated."""
     first = [(f"old{i}", "r", f"old{i + 1}") for i in range(0, 20, 2)]
     load_records(store, "d", [KGRecord("a", first)])
     second = [(f"new{i}", f"p{i % 3}", f"old{i}") for i in range(20)] + [("old3", "self", "old3"), first[0]]

@@ -1,8 +1,9 @@
 """Loads KG records into the graph: batched, idempotent, ``replace`` swaps a sample's triples.
 
 Per chunk of records: look up which samples exist (one read), release the old triples of
-replaced samples, then write entities (MERGE), whole-graph edges (MERGE, refcounted by
-``KG_REL.samples``), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`), each sample's triples as
+replaced samples, then write the entities the graph lacks (CREATE, after one read of the names this load
+has not seen), whole-graph edges (CREATE when an end is an entity this load created, else MERGE;
+refcounted by ``KG_REL.samples``, see :mod:`ingest.kg.graph_rows`), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`), each sample's triples as
 ``KG_FACT`` edges (its browsable subgraph) and finally the sample nodes with their topic / answer links,
 so a visible sample is always complete. Writes run on two ordered background lanes (whole graph,
 per-sample facts) while the next chunk is prepared. Each chunk bumps the dataset's generation,
@@ -22,17 +23,17 @@ from typing import Any
 
 from app.core.errors import BadInput
 from app.kg.facts import encode_facts, outgoing
-from app.kg.keys import entity_key, entity_lkey, sample_key
+from app.kg.keys import entity_key, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, Prepared, chunked
 from ingest.kg import kgr1
+from ingest.kg.graph_rows import WRITE_ROWS, LoadedGraph, edge_batches, sample_edge_batches
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord, Triple
 
 Progress = Callable[[int, int], None]
 CHUNK_TRIPLES = 20_000
 CHUNK_SAMPLES = 200
-WRITE_ROWS = 5_000
 
 
 @dataclass
@@ -140,6 +141,7 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
     report = LoadReport(dataset)
     started = time.perf_counter()
     writer = _Writer(store)
+    graph = LoadedGraph(dataset)
     seen: set[str] = set()
     try:
         chunk: list[KGRecord] = []
@@ -152,12 +154,12 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
             chunk.append(record)
             size += len(record.triples)
             if size >= CHUNK_TRIPLES or len(chunk) >= CHUNK_SAMPLES:
-                _load_chunk(store, writer, dataset, chunk, replace, split, report)
+                _load_chunk(store, writer, graph, chunk, replace, split, report)
                 chunk, size = [], 0
                 if progress:
                     progress(report.samples_loaded + report.samples_replaced, report.triples)
         if chunk:
-            _load_chunk(store, writer, dataset, chunk, replace, split, report)
+            _load_chunk(store, writer, graph, chunk, replace, split, report)
         writer.drain()
     finally:
         writer.close()
@@ -171,47 +173,6 @@ def _triple_rows(dataset: str, counts: Counter[Triple]) -> list[dict[str, Any]]:
     """Distinct whole-graph rows ``{h, r, t, n}`` (a statement never sees the same edge twice)."""
     return [{"h": entity_key(dataset, h), "r": r, "t": entity_key(dataset, t), "n": n}
             for (h, r, t), n in counts.items()]
-
-
-def _graph_batches(dataset: str, counts: Counter[Triple]) -> Iterable[dict[str, Any]]:
-    """``kg_graph_merge`` params per ``WRITE_ROWS`` distinct triples: the batch's entities once each,
-    edges pointing at them by position (so FalkorDB binds each edge's ends without an index lookup)."""
-    items = list(counts.items())
-    for start in range(0, len(items), WRITE_ROWS):
-        pos: dict[str, int] = {}
-        ents: list[dict[str, str]] = []
-        rows: list[dict[str, Any]] = []
-        for (h, r, t), n in items[start:start + WRITE_ROWS]:
-            hi = pos.get(h)
-            if hi is None:
-                hi = pos[h] = len(ents)
-                ents.append({"key": entity_key(dataset, h), "lkey": entity_lkey(dataset, h), "name": h})
-            ti = pos.get(t)
-            if ti is None:
-                ti = pos[t] = len(ents)
-                ents.append({"key": entity_key(dataset, t), "lkey": entity_lkey(dataset, t), "name": t})
-            rows.append({"h": hi, "r": r, "t": ti, "n": n})
-        yield {"ents": ents, "rows": rows, "dataset": dataset}
-
-
-def _sample_edge_batches(dataset: str, samples: list[tuple[str, list[Triple]]]) -> Iterable[dict[str, Any]]:
-    """``kg_sample_facts_create`` params per ``WRITE_ROWS`` sample triples: the batch's entities once each,
-    the triples pointing at them by position (as in ``_graph_batches``), each tagged with its sample."""
-    pos: dict[str, int] = {}
-    ents: list[dict[str, str]] = []
-    rows: list[dict[str, Any]] = []
-    for skey, triples in samples:
-        for h, r, t in triples:
-            for name in (h, t):
-                if name not in pos:
-                    pos[name] = len(ents)
-                    ents.append({"key": entity_key(dataset, name)})
-            rows.append({"h": pos[h], "r": r, "t": pos[t], "s": skey})
-            if len(rows) >= WRITE_ROWS:
-                yield {"ents": ents, "rows": rows}
-                pos, ents, rows = {}, [], []
-    if rows:
-        yield {"ents": ents, "rows": rows}
 
 
 def _link_rows(dataset: str, key: str, record: KGRecord) -> list[dict[str, str]]:
@@ -236,8 +197,13 @@ def _release_old(store: GraphStore, writer: _Writer, dataset: str, skeys: list[s
     return len(rows)
 
 
-def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KGRecord], replace: bool,
-                split: str | None, report: LoadReport) -> None:
+def _names(counts: Counter[Triple]) -> set[str]:
+    return {name for h, _, t in counts for name in (h, t)}
+
+
+def _load_chunk(store: GraphStore, writer: _Writer, graph: LoadedGraph, chunk: list[KGRecord],
+                replace: bool, split: str | None, report: LoadReport) -> None:
+    dataset = graph.dataset
     keys = [sample_key(dataset, r.sample_id) for r in chunk]
     existing = {row["key"]: row for row in store.run("kg_sample_lookup", {"keys": keys})}
     to_write: list[tuple[str, KGRecord]] = []
@@ -276,10 +242,13 @@ def _load_chunk(store: GraphStore, writer: _Writer, dataset: str, chunk: list[KG
         if record.split or split:
             props["split"] = record.split or split
         sample_rows.append({"key": key, "props": props})
-    whole: list[Future[Any]] = []
-    for params in _graph_batches(dataset, rel_counts):
-        whole += writer.call("kg_graph_merge", params)
-    for params in _sample_edge_batches(dataset, edges):  # lane 0, after the entities: no lock on both lanes
+    whole = writer.submit("kg_entity_create", graph.new_entities(store, _names(rel_counts)),
+                          dataset=dataset)
+    create, merge = graph.split_edges(rel_counts)
+    for name, counts in (("kg_rel_create", create), ("kg_rel_merge_at", merge)):
+        for params in edge_batches(dataset, counts):
+            whole += writer.call(name, params)
+    for params in sample_edge_batches(dataset, edges):  # lane 0, after the entities: no lock on both lanes
         whole += writer.call("kg_sample_facts_create", params)
     writer.submit("kg_facts_create", fact_rows, lane=1)
     # last: a visible sample is complete
