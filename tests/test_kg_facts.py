@@ -95,12 +95,34 @@ def test_many_bucket_sample_answers_every_entity_like_a_dict(store: GraphStore) 
 
 def test_replace_of_a_many_bucket_sample_releases_every_old_triple(store: GraphStore) -> None:
     old, new = make_triples(1200, seed=1), make_triples(300, seed=2)
-    load_records(store, "facts", [KGRecord("big", old)])
+    load_records(store, "facts", [KGRecord("big", old)], sample_edges=True)
     edges = "MATCH ()-[r:KG_REL]->() RETURN count(r) AS n"
     sample_edges = "MATCH ()-[f:KG_FACT {sample: 'facts/big'}]->() RETURN count(f) AS n"
     assert q(store, edges) == q(store, sample_edges) == [{"n": len(old)}]
-    load_records(store, "facts", [KGRecord("big", new)], replace=True)
+    load_records(store, "facts", [KGRecord("big", new)], replace=True, sample_edges=True)
     assert q(store, edges) == q(store, sample_edges) == [{"n": len(new)}]
     buckets = store.run("kg_facts_by_sample", {"samples": ["facts/big"]})
     assert len(buckets) <= facts_bucket_count(len(new))
     assert sorted(t for row in buckets for t in outgoing(row["facts"])) == new
+
+
+def test_sample_edges_follow_the_store_unless_asked(store: GraphStore) -> None:
+    """KG_FACT edges are written by default only where a graph browser reads them (Neo4j); asked for, or
+    refused, they follow the caller on either store. KG actions answer the same either way."""
+    triples = make_triples(50, seed=3)
+    load_records(store, "auto", [KGRecord("s", triples)])
+    count = "MATCH ()-[f:KG_FACT]->() RETURN count(f) AS n"
+    browsable = store.capabilities().browsable_kg_samples
+    assert browsable == (store.backend == "neo4j")
+    assert q(store, count) == [{"n": len(triples) if browsable else 0}]
+    load_records(store, "off", [KGRecord("s", triples)], sample_edges=False)
+    load_records(store, "on", [KGRecord("s", triples)], sample_edges=True)
+    per_sample = "MATCH ()-[f:KG_FACT]->() RETURN f.sample AS s, count(f) AS n ORDER BY s"
+    expected = [{"s": "auto/s", "n": len(triples)}] if browsable else []
+    assert q(store, per_sample) == expected + [{"s": "on/s", "n": len(triples)}]
+    h, r, _ = triples[0]
+    answers = [run_actions(store, KGCache(0), [{"action_type": "get_tail_entities", "entity_id": h,
+                                                "relation": r, "dataset_name": d, "sample_id": "s"}])
+               for d in ("auto", "off", "on")]
+    assert answers[0][0]["results"] == answers[1][0]["results"] == answers[2][0]["results"]
+    assert answers[0][0]["total_results"] > 0

@@ -52,7 +52,8 @@ def register(cli: typer.Typer) -> None:
                     bar.update(task, description=text)
 
                 report = load_path(store, path, dataset, split=split, replace=replace, kb=kb, hops=hops,
-                                   progress=progress, entity_names=entity_names)
+                                   progress=progress, entity_names=entity_names,
+                                   sample_edges=settings.kg_sample_edges)
         finally:
             store.close()
         console.print(

@@ -26,6 +26,7 @@ class LoadedGraph:
     edges it wrote that touch an entity it created (hashes: a collision only sends an edge to MERGE)."""
 
     dataset: str
+    sample_edges: bool = True  # also write each sample's triples as KG_FACT edges
     entities: dict[str, bool] = field(default_factory=dict)
     written: set[int] = field(default_factory=set)
 

@@ -1,13 +1,14 @@
 """Loads KG records into the graph: batched, idempotent, ``replace`` swaps a sample's triples.
 
-Per chunk of records: look up which samples exist (one read), release the old triples of
-replaced samples, then write the entities the graph lacks (CREATE, after one read of the names this load
-has not seen), whole-graph edges (CREATE when an end is an entity this load created, else MERGE;
-refcounted by ``KG_REL.samples``, see :mod:`ingest.kg.graph_rows`), per-sample fact buckets (CREATE, see :mod:`app.kg.facts`), each sample's triples as
-``KG_FACT`` edges (its browsable subgraph) and finally the sample nodes with their topic / answer links,
-so a visible sample is always complete. Writes run on two ordered background lanes (whole graph,
-per-sample facts) while the next chunk is prepared. Each chunk bumps the dataset's generation,
-which invalidates read caches in every process.
+Per chunk of records: look up which samples exist (one read), release the old triples of replaced
+samples, then write the entities the graph lacks (CREATE, after one read of the names this load has not
+seen), whole-graph edges (CREATE when an end is an entity this load created, else MERGE; refcounted by
+``KG_REL.samples``, see :mod:`ingest.kg.graph_rows`), per-sample fact buckets (CREATE, see
+:mod:`app.kg.facts`), each sample's triples as ``KG_FACT`` edges (its browsable subgraph; by default only
+where a graph browser reads them, ``Capabilities.browsable_kg_samples``) and finally the sample nodes
+with their topic / answer links, so a visible sample is always complete. Writes run on two ordered
+background lanes (whole graph, per-sample facts) while the next chunk is prepared. Each chunk bumps the
+dataset's generation, which invalidates read caches in every process.
 """
 
 from __future__ import annotations
@@ -120,28 +121,36 @@ def _validate_dataset(dataset: str) -> str:
 
 def load_path(store: GraphStore, path: Path, dataset: str, split: str | None = None,
               replace: bool = False, kb: Path | None = None, hops: int | None = None,
-              progress: Progress | None = None, entity_names: str = "auto") -> LoadReport:
+              progress: Progress | None = None, entity_names: str = "auto",
+              sample_edges: bool | None = None) -> LoadReport:
     """Load every record found at ``path`` (see :func:`ingest.kg.readers.read_records`); a KG-R1
-    dataset folder (:mod:`ingest.kg.kgr1`) also stores its relation vocabulary."""
+    dataset folder (:mod:`ingest.kg.kgr1`) also stores its relation vocabulary. ``sample_edges``: write
+    the per-sample ``KG_FACT`` edges (None: where the store is browsed, see ``Capabilities``)."""
     folder = kgr1.find_folder(Path(path), dataset)
     if folder is not None:
         source = kgr1.open_source(folder, entity_names, split)
         ensure_kg_schema(store)
         kgr1.store_relation_vocab(store, _validate_dataset(dataset), source.relations)
-        return load_records(store, dataset, source.records(), replace=replace, progress=progress)
+        return load_records(store, dataset, source.records(), replace=replace, progress=progress,
+                            sample_edges=sample_edges)
     records = read_records(Path(path), dataset, split=split, kb=kb, hops=hops)
-    return load_records(store, dataset, records, replace=replace, split=split, progress=progress)
+    return load_records(store, dataset, records, replace=replace, split=split, progress=progress,
+                        sample_edges=sample_edges)
 
 
 def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], replace: bool = False,
-                 split: str | None = None, progress: Progress | None = None) -> LoadReport:
-    """Load RoG-shaped records into ``dataset``; existing samples are skipped unless ``replace``."""
+                 split: str | None = None, progress: Progress | None = None,
+                 sample_edges: bool | None = None) -> LoadReport:
+    """Load RoG-shaped records into ``dataset``; existing samples are skipped unless ``replace``;
+    ``sample_edges`` as in :func:`load_path`."""
     dataset = _validate_dataset(dataset)
     ensure_kg_schema(store)
     report = LoadReport(dataset)
     started = time.perf_counter()
     writer = _Writer(store)
-    graph = LoadedGraph(dataset)
+    if sample_edges is None:
+        sample_edges = store.capabilities().browsable_kg_samples
+    graph = LoadedGraph(dataset, sample_edges=sample_edges)
     seen: set[str] = set()
     try:
         chunk: list[KGRecord] = []
@@ -248,7 +257,8 @@ def _load_chunk(store: GraphStore, writer: _Writer, graph: LoadedGraph, chunk: l
     for name, counts in (("kg_rel_create", create), ("kg_rel_merge_at", merge)):
         for params in edge_batches(dataset, counts):
             whole += writer.call(name, params)
-    for params in sample_edge_batches(dataset, edges):  # lane 0, after the entities: no lock on both lanes
+    browsable = edges if graph.sample_edges else []
+    for params in sample_edge_batches(dataset, browsable):  # lane 0, after the entities
         whole += writer.call("kg_sample_facts_create", params)
     writer.submit("kg_facts_create", fact_rows, lane=1)
     # last: a visible sample is complete
