@@ -112,7 +112,7 @@ def make_tools(get: ServicesGetter) -> list[Callable[..., Any]]:
         """Ingest a file or folder on the server (inside NEORAG_INGEST_ROOTS) into the graph; returns
         the counts. Incremental by default: unchanged chunks are skipped."""
         from app.documents.uploads import ingest_roots
-        from app.services.ingest_jobs import ingest_jobs
+        from ingest.jobs import ingest_jobs
         from ingest.options import IngestOptions
         from ingest.paths import check_allowed
 

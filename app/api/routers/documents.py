@@ -22,7 +22,7 @@ from app.documents.catalog import ID_PATTERN, document_detail, list_documents
 from app.documents.delete import delete_document
 from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, uploads_root
 from app.services.container import Services
-from app.services.ingest_jobs import ingest_jobs
+from ingest.jobs import ingest_jobs
 from ingest.load import SUPPORTED_SUFFIXES
 from ingest.options import IngestOptions
 from ingest.sources import source_id

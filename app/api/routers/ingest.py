@@ -21,8 +21,8 @@ from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
 from app.core.text import NONBLANK_TEXT_PATTERN
 from app.documents.uploads import ingest_roots
 from app.services.container import Services
-from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
+from ingest.jobs import ERROR, RESULT, ingest_jobs
 from ingest.options import IngestOptions
 from ingest.paths import check_allowed
 from ingest.relations_only import validate_relations_only
