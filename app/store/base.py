@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.store.cypher_library import CypherLibrary
+from app.store.schema import bootstrap_schema
 
 Row = dict[str, Any]
 
@@ -125,8 +126,6 @@ class GraphStore(abc.ABC):
 
     def bootstrap(self, embedding_dim: int) -> list[str]:
         """Create constraints and indexes (idempotent); returns the statements run."""
-        from app.store.schema import bootstrap_schema
-
         return bootstrap_schema(self, embedding_dim)
 
     def wait_until_reachable(self, timeout_s: float = 10.0) -> StoreHealth:
