@@ -209,7 +209,7 @@ def main() -> None:
     args = ap.parse_args()
     from sklearn.linear_model import LogisticRegression
 
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
 
     embedder = shared_embedder()
     corpora = [load(spec, embedder, args.cache) for spec in args.train]
