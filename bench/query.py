@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 
 from app.core.config import Settings  # noqa: E402
 from app.services.container import Services  # noqa: E402
-from app.services.embedder import shared_embedder  # noqa: E402
+from app.services.embedder_choice import shared_embedder  # noqa: E402
 from app.store.factory import make_store  # noqa: E402
 from bench.backends import BACKENDS, bench_store  # noqa: E402
 from bench.variants import VARIANT_HELP, parse_variants  # noqa: E402

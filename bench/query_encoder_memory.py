@@ -38,7 +38,7 @@ def child(bucketed: bool, seconds: float) -> dict[str, object]:
 
     from app.core.config import Settings
     from app.services import query_encoder
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
 
     query_encoder.BUCKETED = bucketed
     settings = Settings()

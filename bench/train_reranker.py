@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evaluation.retrieval_eval import load_dataset  # noqa: E402
 from app.retrieval.bm25 import SparseBM25  # noqa: E402
 from app.retrieval.entities import question_keys  # noqa: E402
+from app.retrieval.expand import Pool  # noqa: E402
 from app.retrieval.graph_index import EntityGraph  # noqa: E402
-from app.retrieval.hybrid import MIN_CANDIDATES, _Pool  # noqa: E402
+from app.retrieval.hybrid import MIN_CANDIDATES  # noqa: E402
 from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches  # noqa: E402
 from app.retrieval.pairs import (  # noqa: E402
     PAIR_FEATURES,
@@ -98,12 +99,12 @@ def load(spec: str, embedder: object, cache: Path) -> Corpus:
                   EntityGraph.build(rows))
 
 
-def candidates(corpus: Corpus, qi: int, p: MultihopParams = MultihopParams(), max_nodes: int = 120) -> _Pool:
+def candidates(corpus: Corpus, qi: int, p: MultihopParams = MultihopParams(), max_nodes: int = 120) -> Pool:
     """The default pipeline's candidates of question ``qi`` with every signal set (as retrieve does)."""
     question = corpus.questions[qi][0]
     raw = (1 + corpus.vectors @ corpus.qvectors[qi]) / 2
     k = max(MIN_CANDIDATES, TOP_K * OVERSAMPLE)
-    pool = _Pool(max_nodes)
+    pool = Pool(max_nodes)
     for rank, i in enumerate(np.argsort(-raw)[:k], 1):
         c = pool.get_or_add(str(i), max_nodes - len(pool.by_id))
         if c is not None:
@@ -209,7 +210,7 @@ def main() -> None:
     args = ap.parse_args()
     from sklearn.linear_model import LogisticRegression
 
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
 
     embedder = shared_embedder()
     corpora = [load(spec, embedder, args.cache) for spec in args.train]

@@ -27,6 +27,10 @@ _SENT_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\
 Span = tuple[int, int]
 
 
+# the keys a ``location`` may hold, stored as flat Chunk properties (docs/SCHEMA.md)
+LOCATION_KEYS = ("page", "page_end", "line_start", "line_end", "record", "paragraph")
+
+
 @dataclass(frozen=True)
 class ChunkRec:
     """One chunk of a document."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from app.core.errors import BadInput
 from app.core.text import text_problem
+from ingest.options import IngestOptions
 
 
 def allowed_roots(roots: list[Path]) -> list[Path]:
@@ -48,6 +49,14 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
     if not exists:
         raise BadInput(f"path: {path[:300]} does not exist", status=404, field="path")
     return resolved
+
+
+def checked_target(path: str, roots: list[Path], options: IngestOptions) -> Path:
+    """Both checks for one request: the path asked for now (:func:`check_allowed`), and ``options`` set so
+    that every file the walk finds is checked again against the same roots."""
+    target = check_allowed(path, roots)
+    options.allowed_roots = list(roots)
+    return target
 
 
 def outside_roots(file: Path, roots: list[Path] | None) -> str | None:

@@ -16,7 +16,8 @@ from app.services.llm import require_llm
 from ingest.llm_extract import LLMIngest
 from ingest.llm_relations import PairOutcome, window_pairs
 from ingest.options import IngestOptions, RelationsOnlyResult
-from ingest.pipeline import Progress, _noop, notify_listeners, resolve_input
+from ingest.pipeline import notify_listeners, resolve_input
+from ingest.run_context import Progress, noop
 from ingest.write import GraphWriter
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def ingest_relations_only(services: Services, path: Path, options: IngestOptions
                           progress: Progress | None = None) -> RelationsOnlyResult:
     """Add LLM REL edges for the new chunks of one source file (``path`` must equal ``Chunk.source``)."""
     started = time.perf_counter()
-    emit = progress or _noop
+    emit = progress or noop
     validate_relations_only(options)
     llm = require_llm(services.llm)
     source = str(resolve_input(path))

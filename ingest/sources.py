@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ from app.store.base import GraphStore
 from ingest.load import file_doc_id
 
 if TYPE_CHECKING:
-    from ingest.pipeline import SourcePlan
+    from ingest.chunk import ChunkRec
     from ingest.write import GraphWriter
 
 _BLOCK = 1 << 20
@@ -31,6 +31,23 @@ class Fingerprint:
 
     sha256: str
     bytes: int
+
+
+@dataclass
+class SourcePlan:
+    """Chunk ids of one source file in source order (no texts: memory stays small)."""
+
+    source: str
+    ids: list[str] = field(default_factory=list)
+    pos: dict[str, int] = field(default_factory=dict)
+    doc_chunks: dict[str, list[str]] = field(default_factory=dict)
+    title: str = ""                        # the first document's title (the Source's title)
+    fingerprint: Fingerprint | None = None  # content hash and size of the file
+
+    def add(self, chunk: ChunkRec) -> None:
+        self.pos[chunk.id] = len(self.ids)
+        self.ids.append(chunk.id)
+        self.doc_chunks.setdefault(chunk.doc_id, []).append(chunk.id)
 
 
 def fingerprint(path: Path) -> Fingerprint:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from app.documents.locations import LOCATION_KEYS
 from app.store.base import GraphStore
-from ingest.chunk import ChunkRec
+from ingest.chunk import LOCATION_KEYS, ChunkRec
 from ingest.cooccur import cooccur_rows
 from ingest.entities import Mention
 from ingest.llm_entity_relations import EntityRelation

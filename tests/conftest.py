@@ -189,7 +189,7 @@ def store(settings: Settings, backend: Backend) -> Iterator[GraphStore]:
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     """The real offline all-MiniLM-L6-v2 embedder (loaded once)."""
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
 
     return shared_embedder()
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.core.config import Settings
-from app.services.ingest_jobs import ingest_jobs
+from ingest.jobs import ingest_jobs
 from tests.browser.server import live_server
 from tests.support.apps import app_client, stoppable_store
 from tests.support.pdf import write_pdf

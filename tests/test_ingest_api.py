@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.services.ingest_jobs import ingest_jobs
 from ingest.checkpoint import checkpoint_path
+from ingest.jobs import ingest_jobs
 from tests.support.apps import app_client
 from tests.support.fake_openai import ScriptedOpenAI
 from tests.support.ingest_graph import counts

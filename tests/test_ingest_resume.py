@@ -25,7 +25,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     from app.core.config import Settings
     from app.services.container import Services
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
     from app.store.factory import make_store
     from ingest.options import IngestOptions
     from ingest.pipeline import ingest_path

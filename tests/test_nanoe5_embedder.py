@@ -16,7 +16,7 @@ from tests.support.ingest_graph import make_services
 
 @pytest.fixture(scope="module")
 def e5():  # type: ignore[no-untyped-def]
-    from app.services.embedder import shared_embedder
+    from app.services.embedder_choice import shared_embedder
 
     return shared_embedder("multilingual-e5-small")
 

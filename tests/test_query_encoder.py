@@ -13,7 +13,8 @@ import pytest
 
 from app.core.config import Settings
 from app.services import query_encoder
-from app.services.embedder import Embedder, QueryBatcher, shared_embedder
+from app.services.embedder import Embedder, QueryBatcher
+from app.services.embedder_choice import shared_embedder
 from app.services.query_encoder import (
     MIN_COSINE,
     SEQ_BUCKET,

@@ -11,7 +11,8 @@ import pytest
 
 from app.core.config import Settings
 from app.retrieval.bm25 import lexical_index
-from app.retrieval.hybrid import options_from_settings, retrieve
+from app.retrieval.hybrid import retrieve
+from app.retrieval.options import options_from_settings
 from app.retrieval.pairs import choose_pair, logit, pair_heads, passage_tokens, term_weights
 from app.retrieval.passages import retrieve_passages
 from app.retrieval.rerank_features import FEATURES, feature_vector, model_score

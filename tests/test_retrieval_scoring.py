@@ -6,9 +6,9 @@ import pytest
 
 from app.core.config import Settings
 from app.core.errors import BadInput
+from app.core.ttl_cache import TTLCache
 from app.retrieval import validate
 from app.retrieval.answer import extractive_answer, warnings_for
-from app.retrieval.cache import TTLCache
 from app.retrieval.qa import _llm_stream, trailer
 from app.retrieval.scoring import Candidate, Weights, rank, score
 from app.retrieval.text import query_terms, refers_back

@@ -1,16 +1,16 @@
 """``neorag eval ...``: the evaluation command group.
 
-Adding a command: create app/evaluation/<name>.py exposing ``register(eval_app: typer.Typer) -> None``
-and list it in ``EVAL_MODULES``.
+Adding a command: create app/commands/eval_<name>.py (the CLI wiring; the logic goes in app/evaluation/)
+exposing ``register(eval_app: typer.Typer) -> None`` and list it in ``EVAL_MODULES``.
 """
 
 from __future__ import annotations
 
 import typer
 
-from app.evaluation import corag_cli, kgqa_cli, retrieval_cli
+from app.commands import eval_corag, eval_kgqa, eval_retrieval
 
-EVAL_MODULES = (retrieval_cli, kgqa_cli, corag_cli)
+EVAL_MODULES = (eval_retrieval, eval_kgqa, eval_corag)
 
 
 def register(cli: typer.Typer) -> None:

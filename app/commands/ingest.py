@@ -52,7 +52,7 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Ingest documents into the graph (CLI paths are not limited to the HTTP ingest roots)."""
         from app.services.container import build_services
-        from app.services.ingest_jobs import run_ingest
+        from ingest.jobs import run_ingest
         from ingest.options import IngestOptions
 
         settings = load_settings(graph_name=graph)

@@ -19,7 +19,7 @@ from typing import Any
 from app.documents.catalog import get_source, not_found
 from app.documents.uploads import remove_upload
 from app.services.container import Services
-from app.services.ingest_jobs import ingest_jobs
+from ingest.jobs import ingest_jobs
 from ingest.pipeline import notify_listeners
 from ingest.write import GraphWriter
 

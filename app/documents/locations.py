@@ -13,8 +13,6 @@ from typing import Any
 
 from app.store.base import GraphStore
 
-LOCATION_KEYS = ("page", "page_end", "line_start", "line_end", "record", "paragraph")
-
 
 def location_of(row: Mapping[str, Any]) -> dict[str, int] | None:
     """The ``location`` object of a row holding the Chunk's location properties (None when it has none)."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import BadInput
-from app.retrieval.entities import normaliser
 from app.store.base import GraphStore
+from ingest.normalise import normalise
 
 MAX_NAME_CHARS = 300
 MAX_SUGGESTIONS = 50
@@ -25,7 +25,7 @@ def clean_name(value: Any, field: str = "entity") -> str:
 
 def entity_key(name: str) -> str:
     """The normalised key of a name (the same rule as ingest's ``Entity.id``)."""
-    return normaliser()(name)
+    return normalise(name)
 
 
 def get_entities(store: GraphStore, ids: list[str]) -> dict[str, dict[str, Any]]:

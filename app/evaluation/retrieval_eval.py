@@ -18,8 +18,9 @@ from typing import Any
 
 from app.core.config import Settings
 from app.core.errors import BadInput
-from app.retrieval.hybrid import lexical_search, options_from_settings, query_embedding, retrieve
+from app.retrieval.hybrid import lexical_search, query_embedding, retrieve
 from app.retrieval.multihop_stage import ABLATIONS
+from app.retrieval.options import options_from_settings
 from app.services.container import Services
 
 METHODS = ("vector", "bm25", "hybrid", "hybrid+graph", "default", *(f"default-{a}" for a in ABLATIONS))

@@ -15,10 +15,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.ttl_cache import TTLCache
 from app.entities.lookup import entity_key
 from app.graphview.model import CHUNK, ENTITY, QUESTION, GraphBuilder, node_id
 from app.graphview.text_graph import LINKS_PER_NODE, add_chunks, add_entity, link_chunks
-from app.retrieval.cache import TTLCache
 from app.services.container import Services
 from app.store.base import GraphStore
 

@@ -112,16 +112,14 @@ def make_tools(get: ServicesGetter) -> list[Callable[..., Any]]:
         """Ingest a file or folder on the server (inside NEORAG_INGEST_ROOTS) into the graph; returns
         the counts. Incremental by default: unchanged chunks are skipped."""
         from app.documents.uploads import ingest_roots
-        from app.services.ingest_jobs import ingest_jobs
+        from ingest.jobs import ingest_jobs
         from ingest.options import IngestOptions
-        from ingest.paths import check_allowed
+        from ingest.paths import checked_target
 
         services = get()
         with tool_errors():
-            roots = ingest_roots(services.settings)
-            target = check_allowed(path, roots)
-            # every file the walk finds is checked again: a symlink out of the roots is refused
-            options = IngestOptions(incremental=incremental, checkpoint=True, allowed_roots=roots)
+            options = IngestOptions(incremental=incremental, checkpoint=True)
+            target = checked_target(path, ingest_roots(services.settings), options)
             return ingest_jobs(services).run_sync(services, target, options)
 
     retrieve_passages_tool.__name__ = "retrieve_passages"

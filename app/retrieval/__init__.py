@@ -15,14 +15,8 @@ Public API (in-process callers such as the CoRAG agent and CONVINSE evidence cod
 
 from __future__ import annotations
 
-from app.retrieval.hybrid import (
-    RetrievalOptions,
-    RetrievalResult,
-    lexical_search,
-    options_from_settings,
-    query_embedding,
-    retrieve,
-)
+from app.retrieval.hybrid import lexical_search, query_embedding, retrieve
+from app.retrieval.options import RetrievalOptions, RetrievalResult, options_from_settings
 from app.retrieval.passages import retrieve_passages
 from app.retrieval.scoring import Candidate, Weights
 

@@ -20,9 +20,9 @@ import numpy as np
 from scipy import sparse
 
 from app.retrieval.bm25 import LexicalIndex
-from app.retrieval.entities import normaliser
 from app.retrieval.ppr import BipartiteWalk
 from app.store.base import GraphStore
+from ingest.normalise import normalise
 
 log = logging.getLogger(__name__)
 EXTRAS_KEY = "retrieval_entity_graph"
@@ -35,11 +35,10 @@ def title_keys(title: str | None) -> list[str]:
     """Normalised keys a question may use for a title (with and without a trailing parenthesis)."""
     if not title:
         return []
-    norm = normaliser()
-    keys = {norm(title)}
+    keys = {normalise(title)}
     base = _PAREN.sub("", title)
     if base and base != title:
-        keys.add(norm(base))
+        keys.add(normalise(base))
     return sorted(k for k in keys if len(k) >= 2)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from app.core.errors import StatementError
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
+from app.retrieval.expand import Pool, expand
 from app.retrieval.multihop_stage import run_multihop, run_pair_stage
+from app.retrieval.options import RetrievalOptions, RetrievalResult, options_from_settings
 from app.retrieval.rerank import rerank_candidates
 from app.retrieval.rerank_features import rerank_by_features
 from app.retrieval.scoring import Candidate, Weights, rank, score
@@ -22,68 +23,6 @@ from app.services.embedding_record import check_model_cached
 
 log = logging.getLogger(__name__)
 MIN_CANDIDATES = 24
-
-
-@dataclass
-class RetrievalOptions:
-    """Per-call knobs; defaults come from settings (see ``options_from_settings``)."""
-
-    top_k: int = 8
-    depth: int = 2
-    vector: bool = True
-    bm25: bool = True
-    graph: bool = True
-    seed_k: int = 8
-    oversample: int = 4
-    max_nodes: int = 120
-    depth2_reserve: int = 20
-    per_entity: int = 6
-    max_freq: int = 60
-    min_vector: float = 0.0
-    rerank: bool = True
-    texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
-    graph_mode: str = "multihop"  # "multihop" (app/retrieval/multihop_stage.py) or "bonus" (_expand)
-    ablate: frozenset[str] = frozenset()  # multihop signals off: title, bridge, ppr, pair (evaluation)
-
-
-@dataclass
-class RetrievalResult:
-    """Ranked candidates (all of them; ``top`` is the first top_k) and how they were found."""
-
-    question: str
-    candidates: list[Candidate]
-    top_k: int
-    degraded: bool = False
-    degraded_reasons: list[str] = field(default_factory=list)
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    empty_graph: bool = False
-    timings_ms: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def top(self) -> list[Candidate]:
-        return self.candidates[: self.top_k]
-
-
-def options_from_settings(services: Services, top_k: int | None = None, **overrides: Any) -> RetrievalOptions:
-    """Options from settings, with a request's top_k and explicit overrides."""
-    s = services.settings
-    opts = RetrievalOptions(
-        top_k=top_k or s.retrieval_top_k,
-        depth=s.retrieval_max_depth if s.retrieval_graph_enabled else 0,
-        bm25=s.retrieval_bm25_enabled,
-        graph=s.retrieval_graph_enabled,
-        seed_k=s.retrieval_seed_k,
-        oversample=s.retrieval_oversample,
-        max_nodes=s.retrieval_max_nodes,
-        depth2_reserve=s.retrieval_depth2_reserve,
-        per_entity=s.retrieval_per_entity_limit,
-        max_freq=s.retrieval_entity_max_freq,
-        min_vector=s.retrieval_entity_chunk_min_vector,
-        graph_mode=s.retrieval_graph_mode,
-    )
-    for key, value in overrides.items():
-        setattr(opts, key, value)
-    return opts
 
 
 def lexical_search(services: Services, question: str, k: int) -> list[tuple[str, float]]:
@@ -119,20 +58,6 @@ def query_embedding_future(services: Services, text: str) -> Future[list[float]]
     ).submit(text)
     fut.add_done_callback(lambda f: cache.put(key, f.result()) if f.exception() is None else None)
     return fut
-
-
-class _Pool:
-    """Candidates by id, with the node quota."""
-
-    def __init__(self, max_nodes: int) -> None:
-        self.by_id: dict[str, Candidate] = {}
-        self.max_nodes = max_nodes
-
-    def get_or_add(self, cid: str, budget_left: int) -> Candidate | None:
-        c = self.by_id.get(cid)
-        if c is None and budget_left > 0 and len(self.by_id) < self.max_nodes:
-            c = self.by_id[cid] = Candidate(cid)
-        return c
 
 
 def retrieve(
@@ -171,7 +96,7 @@ def retrieve(
     t = time.perf_counter()
     emb: list[float] = pending.result() if pending is not None else (embedding or [])
     result.timings_ms["embed_wait"] = _ms(t)
-    pool = _Pool(opts.max_nodes)
+    pool = Pool(opts.max_nodes)
     direct_cap = opts.max_nodes - (opts.depth2_reserve if opts.graph and opts.depth >= 2 else 0)
 
     indexes = index_status(services)
@@ -207,7 +132,7 @@ def retrieve(
 
     if opts.graph and opts.depth >= 1 and not multihop:
         t = time.perf_counter()
-        _expand(services, entities, opts, weights, pool, result)
+        expand(services, entities, opts, weights, pool, result)
         result.timings_ms["graph"] = _ms(t)
 
     t = time.perf_counter()
@@ -249,134 +174,8 @@ def retrieve(
     return result
 
 
-class Offer(NamedTuple):
-    """One graph path to a chunk: reason weight, hop depth and the strength of where it started."""
-
-    weight: float
-    id: str
-    reason: str
-    depth: int
-    via: str | None = None
-    rel_type: str | None = None
-    conf: float | None = None
-    strength: float = 1.0
-
-
-def _seeds(pool: _Pool, n: int, propagate: bool) -> dict[str, float]:
-    """Best direct candidates (vector + 0.4 x BM25) with their strength relative to the best one."""
-    direct = [c for c in pool.by_id.values() if c.vector_rank or c.bm25_rank]
-    prelim = {c.id: (c.score_raw or 0.0) + 0.4 * c.bm25 for c in direct}
-    best = sorted(direct, key=lambda c: -prelim[c.id])[:n]
-    top = prelim[best[0].id] if best else 1.0
-    return {c.id: (prelim[c.id] / top if propagate and top > 0 else 1.0) for c in best}
-
-
-def _expand(
-    services: Services,
-    entities: list[dict[str, Any]],
-    opts: RetrievalOptions,
-    weights: Weights,
-    pool: _Pool,
-    result: RetrievalResult,
-) -> None:
-    """Graph expansion in two rounds (depth 1, depth 2) under the node quotas."""
-    store = services.store
-    result.entities = [{"id": e["id"], "name": e["name"], "freq": e.get("freq")} for e in entities]
-    entity_ids = [e["id"] for e in entities]
-    names = {e["id"]: e["name"] for e in entities}
-    offers: list[Offer] = []
-    seeds = _seeds(pool, opts.seed_k, services.settings.retrieval_seed_strength)
-    # depth 1: chunks naming question entities; neighbours of the seed chunks
-    if entity_ids:
-        for row in store.run("retrieval_entity_chunks", {"ids": entity_ids, "per_entity": opts.per_entity}):
-            offers.append(Offer(weights.entity, str(row["id"]), "entity", 1, names.get(row["entity"])))
-    offers += _neighbour_offers(store, seeds, opts, weights, depth=1)
-    depth1_budget = opts.max_nodes - (opts.depth2_reserve if opts.depth >= 2 else 0) - len(pool.by_id)
-    new1 = _apply(pool, offers, weights, depth1_budget)
-    if opts.depth < 2:
-        return
-    offers = []
-    if entity_ids:
-        for row in store.run(
-            "retrieval_cooccur_chunks",
-            {"ids": entity_ids, "per_entity": opts.per_entity, "max_freq": opts.max_freq},
-        ):
-            offers.append(Offer(weights.cooccur, str(row["id"]), "cooccur", 2, names.get(row["entity"])))
-    ranked1 = sorted((pool.by_id[i] for i in new1), key=lambda c: -c.graph_bonus)[: opts.seed_k]
-    frontier = {c.id: c.path_score for c in ranked1}
-    offers += _neighbour_offers(store, frontier, opts, weights, depth=2)
-    _apply(pool, offers, weights, opts.max_nodes - len(pool.by_id))
-
-
-def _neighbour_offers(
-    store: Any, seeds: dict[str, float], opts: RetrievalOptions, weights: Weights, depth: int
-) -> list[Offer]:
-    """RELATES_TO / REL neighbours and chunks sharing a non-hub entity, for every seed."""
-    if not seeds:
-        return []
-    ids = list(seeds)
-    offers: list[Offer] = []
-    for row in store.run("retrieval_expand_chunks", {"ids": ids, "per_seed": opts.per_entity}):
-        src = str(row["src"])
-        if row["kind"] == "REL":
-            conf = None if row.get("conf") is None else float(row["conf"])
-            weight = weights.rel_weight(row.get("rel_type"), conf)
-            offers.append(
-                Offer(
-                    weight,
-                    str(row["id"]),
-                    "llm_rel",
-                    depth,
-                    src,
-                    row.get("rel_type"),
-                    conf,
-                    seeds.get(src, 1.0),
-                )
-            )
-        else:
-            offers.append(
-                Offer(weights.relates, str(row["id"]), "relates", depth, src, strength=seeds.get(src, 1.0))
-            )
-    params = {
-        "ids": ids,
-        "per_entity": opts.per_entity,
-        "max_freq": opts.max_freq,
-        "max_entities": opts.per_entity,
-    }
-    for row in store.run("retrieval_expand_entities", params):
-        src = str(row["src"])
-        offers.append(
-            Offer(
-                weights.relates,
-                str(row["id"]),
-                "relates",
-                depth,
-                f"{src} via {row['name']}",
-                strength=seeds.get(src, 1.0),
-            )
-        )
-    return offers
-
-
-def _apply(pool: _Pool, offers: list[Offer], weights: Weights, budget: int) -> list[str]:
-    """Give each offered path to its chunk (strongest first); new chunks only while ``budget`` lasts."""
-    added: list[str] = []
-    ranked = sorted(offers, key=lambda o: (-o.weight * o.strength * weights.path_factor(o.depth), o.id))
-    for o in ranked:
-        existing = o.id in pool.by_id
-        c = pool.get_or_add(o.id, budget - len(added))
-        if c is None:
-            continue
-        if not existing:
-            added.append(o.id)
-        c.offer_graph(
-            o.reason, o.weight, o.depth, weights.path_factor(o.depth) * o.strength, o.via, o.rel_type, o.conf
-        )
-    return added
-
-
 def _fill_details(
-    services: Services, pool: _Pool, emb: list[float], only: list[str] | None = None
+    services: Services, pool: Pool, emb: list[float], only: list[str] | None = None
 ) -> set[str]:
     """Title, doc, vector score and degree of the candidates (all, or ``only``; no texts); returns ids found.
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.documents.locations import add_locations
-from app.retrieval.hybrid import options_from_settings, retrieve
+from app.retrieval.hybrid import retrieve
+from app.retrieval.options import options_from_settings
 from app.services.container import Services
 
 

@@ -15,7 +15,8 @@ from app.documents.locations import add_locations, trailer_fields
 from app.retrieval import answer as ans
 from app.retrieval import citations
 from app.retrieval.answer import ContextItem
-from app.retrieval.hybrid import RetrievalResult, options_from_settings, retrieve
+from app.retrieval.hybrid import retrieve
+from app.retrieval.options import RetrievalResult, options_from_settings
 from app.retrieval.rewrite import rewrite_question
 from app.retrieval.state import caches
 from app.services.container import Services

@@ -10,7 +10,8 @@ from typing import Any
 from app.core.child import Supervisor
 from app.core.config import Settings
 from app.core.errors import NeoRAGError
-from app.services.embedder import Embedder, shared_embedder
+from app.services.embedder import Embedder
+from app.services.embedder_choice import shared_embedder
 from app.services.llm import LLMClient
 from app.services.local_llm import LocalLLM, llm_for
 from app.services.local_llm import release as release_local_llm

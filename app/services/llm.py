@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from app.core.config import Settings
 from app.core.errors import LLMRejected, LLMUnavailable
-from app.services.structured import StructuredStats
+from app.services.structured_stats import StructuredStats
 
 NO_LLM_HINT = ("set NEORAG_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, "
                "http://127.0.0.1:11434/v1 for Ollama)")

@@ -8,7 +8,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.errors import StoreUnavailable
 from app.store.cypher_library import CypherLibrary
+from app.store.schema import bootstrap_schema
 
 Row = dict[str, Any]
 
@@ -127,9 +129,14 @@ class GraphStore(abc.ABC):
 
     def bootstrap(self, embedding_dim: int) -> list[str]:
         """Create constraints and indexes (idempotent); returns the statements run."""
-        from app.store.schema import bootstrap_schema
-
         return bootstrap_schema(self, embedding_dim)
+
+    def require_reachable(self) -> None:
+        """StoreUnavailable (503, with the way out) unless the store answers its health probe."""
+        health = self.health()
+        if not health.reachable:
+            raise StoreUnavailable(f"the {health.backend} graph store is unreachable", health.detail or "",
+                                   "start it (`neorag db start`) and retry")
 
     def wait_until_reachable(self, timeout_s: float = 10.0) -> StoreHealth:
         """Poll ``health`` until reachable or the timeout passes."""

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.core.errors import StatementError
-
-if TYPE_CHECKING:
-    from app.store.base import GraphStore
+from app.store.cypher_library import CypherLibrary
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +18,14 @@ REQUIRED_STATEMENTS = (
     "chunk_fulltext_search", "chunk_set_embeddings", "document_upsert", "chunk_upsert", VECTOR_DDL,
 )
 _ALREADY = ("already indexed", "already exists", "equivalent", "already created")
+
+
+class SchemaStore(Protocol):
+    """What the schema functions need of a store (``GraphStore`` has it; base.py imports this module)."""
+
+    library: CypherLibrary
+
+    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass
@@ -37,12 +43,12 @@ class IndexInfo:
         return self.__dict__.copy()
 
 
-def ddl_statements(store: GraphStore) -> list[str]:
+def ddl_statements(store: SchemaStore) -> list[str]:
     """Names of the dialect's DDL statements in the order they run."""
     return [n for n in store.library.names() if n.startswith(DDL_PREFIX)]
 
 
-def list_indexes(store: GraphStore) -> list[IndexInfo]:
+def list_indexes(store: SchemaStore) -> list[IndexInfo]:
     """The store's indexes, normalised across dialects."""
     out = []
     for row in store.run("index_state"):
@@ -55,7 +61,7 @@ def list_indexes(store: GraphStore) -> list[IndexInfo]:
     return out
 
 
-def vector_index_dimension(store: GraphStore) -> int | None:
+def vector_index_dimension(store: SchemaStore) -> int | None:
     """The dimension of the chunk vector index, or None when absent."""
     for idx in list_indexes(store):
         if idx.type == "VECTOR" and idx.label == "Chunk" and idx.property == "embedding":
@@ -63,7 +69,7 @@ def vector_index_dimension(store: GraphStore) -> int | None:
     return None
 
 
-def bootstrap_schema(store: GraphStore, embedding_dim: int) -> list[str]:
+def bootstrap_schema(store: SchemaStore, embedding_dim: int) -> list[str]:
     """Create every constraint/index idempotently; never recreates a mismatched vector index."""
     store.library.require(REQUIRED_STATEMENTS)
     existing_dim = vector_index_dimension(store)

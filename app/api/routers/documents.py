@@ -17,12 +17,12 @@ from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList,
 from app.api.openapi import errors
 from app.api.security import READ, WRITE, access
 from app.api.security.policy import upload_body_limit
-from app.core.errors import NeoRAGError, StoreUnavailable
+from app.core.errors import NeoRAGError
 from app.documents.catalog import ID_PATTERN, document_detail, list_documents
 from app.documents.delete import delete_document
 from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, uploads_root
 from app.services.container import Services
-from app.services.ingest_jobs import ingest_jobs
+from ingest.jobs import ingest_jobs
 from ingest.load import SUPPORTED_SUFFIXES
 from ingest.options import IngestOptions
 from ingest.sources import source_id
@@ -44,13 +44,6 @@ for _code, _why in ((403, "a folder inside NEORAG_UPLOADS_DIR is a symbolic link
                     (415, "not multipart/form-data, or a file type ingest cannot read"),
                     (422, "a malformed multipart body, no 'file' part, or an empty file")):
     _UPLOAD_ERRORS[_code]["description"] = _why
-
-
-def _require_store(services: Services) -> None:
-    health = services.store.health()
-    if not health.reachable:
-        raise StoreUnavailable(f"the {health.backend} graph store is unreachable", health.detail or "",
-                               "start it (`neorag db start`) and retry")
 
 
 def _limits(services: Services) -> dict[str, Any]:
@@ -124,7 +117,7 @@ async def upload_documents(
 ) -> Any:
     """Upload one or more files (multipart/form-data, field ``file``, repeatable); each is streamed to disk
     under the uploads directory, then ingested like POST /ingest (incremental)."""
-    await run_in_threadpool(_require_store, services)
+    await run_in_threadpool(services.store.require_reachable)
     try:
         saved = await _receive(request, services)
     except UploadRejected as exc:

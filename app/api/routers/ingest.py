@@ -17,14 +17,14 @@ from app.api.openapi import errors, ok
 from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
 from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
-from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
+from app.core.errors import BadInput, NeoRAGError
 from app.core.text import NONBLANK_TEXT_PATTERN
 from app.documents.uploads import ingest_roots
 from app.services.container import Services
-from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
 from app.services.llm import require_llm
+from ingest.jobs import ERROR, RESULT, ingest_jobs
 from ingest.options import IngestOptions
-from ingest.paths import check_allowed
+from ingest.paths import checked_target
 from ingest.relations_only import validate_relations_only
 
 router = APIRouter(tags=["ingest"])
@@ -71,16 +71,11 @@ class _Params:
 
 def _prepare(services: Services, path: str, options: IngestOptions) -> Any:
     """Validate before any work: 403/404 path, 422 relations-only params, 503 LLM or store down."""
-    roots = ingest_roots(services.settings)
-    target = check_allowed(path, roots)
-    options.allowed_roots = list(roots)  # every file walked is checked again
+    target = checked_target(path, ingest_roots(services.settings), options)
     if options.inc_rel_only:
         validate_relations_only(options)
         require_llm(services.llm)
-    health = services.store.health()
-    if not health.reachable:
-        raise StoreUnavailable(f"the {health.backend} graph store is unreachable", health.detail or "",
-                               "start it (`neorag db start`) and retry")
+    services.store.require_reachable()
     return target
 
 

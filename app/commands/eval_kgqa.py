@@ -1,4 +1,4 @@
-"""CLI wiring of ``neorag eval kgqa`` (the logic is in kgqa_eval)."""
+"""CLI wiring of ``neorag eval kgqa`` (the logic is in app/evaluation/kgqa_eval.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CLI wiring of `neorag eval retrieval` (the logic is in retrieval_eval)."""
+"""CLI wiring of `neorag eval retrieval` (the logic is in app/evaluation/retrieval_eval.py)."""
 
 from __future__ import annotations
 

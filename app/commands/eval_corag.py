@@ -1,4 +1,4 @@
-"""CLI wiring of ``neorag eval corag`` (CoRAG's custom_batch_eval flags; the logic is in corag_eval)."""
+"""CLI wiring of ``neorag eval corag`` (CoRAG's custom_batch_eval flags; logic: evaluation/corag_eval.py)."""
 
 from __future__ import annotations
 
