@@ -59,8 +59,7 @@ def _prefetch(store: GraphStore, cache: KGCache, reqs: list[ChatRequest], option
     active = [r for r in reqs if r.dataset in resolved and r.action in options.actions
               and kgr1.extra_argument(r) is None]
     keys = [(sample_key(resolved[r.dataset], r.sample_id), r.entity) for r in active]
-    fetch_samples(store, cache, {k for k, _ in keys})
-    fetch_facts(store, cache, keys, union=True)
+    fetch_facts(store, cache, keys, union=True, fetched=fetch_samples(store, cache, keys))
     need_vocab = sorted({resolved[r.dataset] for r in active if r.kind.startswith("ent_")} - set(cache.vocab))
     if need_vocab:
         for row in store.run("kg_dataset_vocab_get", {"names": need_vocab}):

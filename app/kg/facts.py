@@ -245,15 +245,17 @@ def resolve_union(text: str | None, name: str) -> Facts | None:
 
 
 def resolve_names(store: GraphStore, wanted: dict[K, tuple[str, int, str]],
-                  union: Collection[K] = ()) -> dict[K, Facts | None]:
+                  union: Collection[K] = (), fetched: dict[str, str] | None = None) -> dict[K, Facts | None]:
     """Facts for each ``(sample key, bucket count, name)`` of ``wanted``, fetching every bucket needed
-    in one round trip (none when nothing is wanted); a name not in its sample resolves to None. Items in
-    ``union`` resolve with KG-R1's matching (:func:`resolve_union`), the others exact-else-smallest."""
+    and not in ``fetched`` (bucket key -> text, e.g. read with the samples) in one round trip (none when
+    nothing is missing); a name not in its sample resolves to None. Items in ``union`` resolve with
+    KG-R1's matching (:func:`resolve_union`), the others exact-else-smallest."""
     keys = {item: facts_key(skey, facts_bucket(name, buckets))
             for item, (skey, buckets, name) in wanted.items()}
-    texts: dict[str, str] = {}
-    if keys:
-        rows = store.run("kg_facts_by_key", {"keys": sorted(set(keys.values()))})
-        texts = {row["key"]: row["facts"] or "" for row in rows}
+    texts: dict[str, str] = dict(fetched or {})
+    missing = sorted(set(keys.values()) - texts.keys())
+    if missing:
+        rows = store.run("kg_facts_by_key", {"keys": missing})
+        texts.update({row["key"]: row["facts"] or "" for row in rows})
     return {item: (resolve_union if item in union else resolve_facts)(texts.get(key), wanted[item][2])
             for item, key in keys.items()}

@@ -46,4 +46,9 @@ def facts_bucket(name: str, buckets: int) -> int:
 
 def bucket_of_folded(folded: str, buckets: int) -> int:
     """:func:`facts_bucket` of a name already folded."""
-    return zlib.crc32(folded.encode("utf-8")) % buckets if buckets > 1 else 0
+    return bucket_hash(folded) % buckets if buckets > 1 else 0
+
+
+def bucket_hash(folded: str) -> int:
+    """The stable hash behind a name's bucket (its bucket is this modulo the sample's bucket count)."""
+    return zlib.crc32(folded.encode("utf-8"))

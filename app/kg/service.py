@@ -1,8 +1,9 @@
 """Answers a batch of KG-R1 actions in the seed's shape with at most 3 store round trips.
 
 Round trips per batch: (1) generation tokens of the datasets touched (skipped while they are fresh,
-:class:`app.kg.cache.KGCache`), (2) samples not cached, (3) the fact buckets (:mod:`app.kg.facts`) of
-the entities not cached: the exact and the case-insensitive match of a name share a bucket. A warm
+:class:`app.kg.cache.KGCache`), (2) samples not cached, with the fact buckets (:mod:`app.kg.facts`) of
+the batch's entities in them, (3) the buckets of entities not cached in samples that were (none when
+every sample was new): the exact and the case-insensitive match of a name share a bucket. A warm
 batch makes none: given :data:`OFFLINE` as its store, it is answered on the caller's thread (the API's
 event loop) or raises :class:`NeedsStore` at its first round trip, and is then run again with the
 store on a worker thread. ``query_time`` of an item is its own compute time plus an equal share of the
@@ -19,6 +20,7 @@ from typing import Any, cast
 from app.kg.actions import Action, parse_item
 from app.kg.cache import UNION, FactsKey, KGCache, SampleInfo
 from app.kg.facts import Facts, resolve_names
+from app.kg.keys import bucket_hash, facts_key, fold
 from app.store.base import GraphStore
 
 SEED = "seed"  # answer shapes of a list body: the seed's (NeoRAG's own) or KG-R1's chat object
@@ -63,38 +65,51 @@ def observe_generations(store: GraphStore, cache: KGCache, datasets: list[str]) 
     return {d: cache.generations.get(d) for d in datasets}
 
 
-def fetch_samples(store: GraphStore, cache: KGCache, keys: set[str]) -> None:
-    """Bring the samples of ``keys`` not cached into ``cache`` (one round trip, none when all are)."""
-    need_samples = sorted(k for k in keys if k not in cache.samples)
-    if need_samples:
-        found = {r["key"]: r for r in store.run("kg_sample_lookup", {"keys": need_samples})}
-        for key in need_samples:
-            row = found.get(key)
-            info = None
-            if row is not None and int(row.get("n_triples") or 0) > 0:
-                info = SampleInfo(key, int(row["n_triples"]), frozenset(row.get("relations") or []),
-                                  int(row.get("buckets") or 1))
-            cache.put_sample(key, info)
+def fetch_samples(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Bring the samples of ``(sample key, entity)`` pairs not cached into ``cache`` together with the
+    fact buckets of those pairs' entities (one round trip, none when every sample is cached); returns the
+    buckets read (bucket key -> text) for :func:`fetch_facts`."""
+    need_samples = sorted({k for k, _ in pairs if k not in cache.samples})
+    texts: dict[str, str] = {}
+    if not need_samples:
+        return texts
+    hashes: dict[str, set[int]] = {k: set() for k in need_samples}
+    for skey, entity in pairs:
+        if skey in hashes:
+            hashes[skey].add(bucket_hash(fold(entity)))
+    items = [{"s": k, "h": sorted(hashes[k])} for k in need_samples]
+    found = {r["key"]: r for r in store.run("kg_sample_lookup_with_facts", {"samples": items})}
+    for key in need_samples:
+        row = found.get(key)
+        info = None
+        if row is not None and int(row.get("n_triples") or 0) > 0:
+            info = SampleInfo(key, int(row["n_triples"]), frozenset(row.get("relations") or []),
+                              int(row.get("buckets") or 1))
+            texts.update({facts_key(key, int(b)): text or "" for b, text in row["found"] if b is not None})
+        cache.put_sample(key, info)
+    return texts
 
 
-def fetch_facts(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]], union: bool = False) -> None:
-    """Bring the facts of ``(sample key, entity)`` pairs not cached into ``cache`` (one round trip);
-    ``union`` resolves them with KG-R1's matching, cached under ``(sample key, entity, "union")``."""
+def fetch_facts(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]], union: bool = False,
+                fetched: dict[str, str] | None = None) -> None:
+    """Bring the facts of ``(sample key, entity)`` pairs not cached into ``cache`` (one round trip for
+    the buckets not in ``fetched``); ``union`` resolves them with KG-R1's matching, cached under
+    ``(sample key, entity, "union")``."""
     wanted: dict[FactsKey, tuple[str, int, str]] = {}  # cache key -> where to look
     for skey, entity in pairs:
         key: FactsKey = (skey, entity, UNION) if union else (skey, entity)
         info = cache.samples.get(skey)
         if key not in wanted and info is not None and key not in cache.facts:
             wanted[key] = (skey, info.buckets, entity)
-    for key, facts in resolve_names(store, wanted, union=wanted if union else ()).items():
+    for key, facts in resolve_names(store, wanted, union=wanted if union else (), fetched=fetched).items():
         cache.put_facts(key, facts)
 
 
 def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
     """Bring every sample and entity the batch needs into ``cache`` (caller holds the lock)."""
     observe_generations(store, cache, sorted({a.dataset for a in actions}))
-    fetch_samples(store, cache, {a.sample_key for a in actions})
-    fetch_facts(store, cache, [(a.sample_key, a.entity) for a in actions])
+    pairs = [(a.sample_key, a.entity) for a in actions]
+    fetch_facts(store, cache, pairs, fetched=fetch_samples(store, cache, pairs))
 
 
 def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> list[str]:

@@ -1,19 +1,21 @@
 """Neo4j 5 adapter over the official ``neo4j`` driver.
 
 Every statement is routable, so the same settings reach a single server, a cluster or AuraDB
-(``neo4j+s://`` URIs): reads run in read transactions (followers may serve them), writes in write
-transactions (the leader), statements flagged ``@auto-commit`` (``CALL { } IN TRANSACTIONS``) in an
-auto-commit transaction of a write session. All sessions share the driver's bookmark manager, so a read
-always sees the writes made before it, whichever cluster member serves it.
+(``neo4j+s://`` URIs): reads run as auto-commit queries of read sessions (followers may serve them; one
+network round trip instead of the managed transaction's two, retried here while the server is away),
+writes in write transactions (the leader), statements flagged ``@auto-commit`` (``CALL { } IN
+TRANSACTIONS``) in an auto-commit transaction of a write session. All sessions share the driver's
+bookmark manager, so a read always sees the writes made before it, whichever cluster member serves it.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 
 from app.core.errors import ConfigError, StatementError, StoreUnavailable
 from app.store.base import Capabilities, GraphStore, Prepared, Row, StoreHealth
@@ -74,6 +76,7 @@ class Neo4jStore(GraphStore):
             raise ConfigError(f"bad Neo4j URI {uri!r}", str(exc),
                               "set NEORAG_NEO4J_URI=bolt://host:7687 (neo4j+s://host for AuraDB)") from exc
         self._bookmarks = self._driver.execute_query_bookmark_manager
+        self._retry_s = max(max_retry_s, reconnect_wait_s)
 
     def _session(self, write: bool) -> neo4j.Session:
         mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
@@ -99,11 +102,27 @@ class Neo4jStore(GraphStore):
 
         def run() -> list[Row]:
             with self._session(write) as session:
-                if write:
-                    return session.execute_write(work)
-                return session.execute_read(work)
+                return session.execute_write(work)
 
+        if not write:
+            return self._guarded(lambda: self._read(text, params))
         return self._guarded(run)
+
+    def _read(self, text: str, params: dict[str, Any]) -> list[Row]:
+        """A read as one auto-commit query (RUN + PULL in one round trip), retried with backoff while the
+        server is away or busy, for up to the driver's retry budget (reads are safe to repeat)."""
+        deadline = time.monotonic() + self._retry_s
+        delay = 0.05
+        while True:
+            try:
+                with self._session(write=False) as session:
+                    result = session.run(text, params)  # type: ignore[arg-type]  # a named file
+                    return [{k: to_plain(v) for k, v in rec.items()} for rec in result]
+            except (ServiceUnavailable, SessionExpired, TransientError):
+                if time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     def _guarded(self, call: Any) -> list[Row]:
         try:
