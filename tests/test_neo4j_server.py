@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.core.config import Settings
 from app.core.errors import ConfigError, StoreUnavailable
 from app.store.embedded import free_port
 from app.store.neo4j_runtime import NEO4J_VERSION, Neo4jRuntime
@@ -124,7 +125,45 @@ def test_config_binds_loopback_and_apoc_is_a_flag(tmp_path: Path) -> None:
     assert str(tmp_path / "c" / f"neo4j-{NEO4J_VERSION}" / "plugins") in apoc.runtime.classpath()
 
 
+def test_config_bounds_transaction_logs_and_the_bolt_shutdown_wait(tmp_path: Path) -> None:
+    text = Neo4jServer(tmp_path, Neo4jRuntime(tmp_path / "c")).config_text()
+    assert "db.tx_log.rotation.retention_policy=128M size" in text  # not Neo4j's "2 days" of logs
+    assert "db.tx_log.rotation.size=64M" in text and "db.checkpoint.interval.volume=128m" in text
+    assert "internal.server.bolt.thread_pool_shutdown_wait_time=1s" in text
+
+
+def test_start_maps_the_archive_of_its_own_java_only(tmp_path: Path) -> None:
+    """The class-data-sharing archive is per Java binary (an archive maps only into the JVM that wrote it)
+    and used only when it exists and the server was not told otherwise."""
+    runtime = Neo4jRuntime(tmp_path / "c")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    java_a, java_b = fake_java(tmp_path / "a", "17.0.15"), fake_java(tmp_path / "b", "21.0.2")
+    archive = runtime.cds_archive(str(java_a))
+    assert archive != runtime.cds_archive(str(java_b)) and archive.parent == runtime.home / "cds"
+    server = Neo4jServer(tmp_path, runtime)
+    assert not any("SharedArchiveFile" in a for a in server.jvm_args(str(java_a)))  # none built yet
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"archive")
+    assert f"-XX:SharedArchiveFile={archive}" in server.jvm_args(str(java_a))
+    assert not any("SharedArchiveFile" in a for a in server.jvm_args(str(java_b)))
+    assert not any("SharedArchiveFile" in a for a in Neo4jServer(tmp_path, runtime, use_cds=False)
+                   .jvm_args(str(java_a)))
+    assert runtime.classpath().endswith("neorag-launcher.jar")  # CDS takes jars only, no class folder
+
+
 # --- the session's real Neo4j ----------------------------------------------------------------------
+
+@pytest.mark.backends("neo4j")
+def test_the_session_neo4j_maps_the_archive_built_at_install(backend: Backend,
+                                                             neo4j_server: Neo4jInfo) -> None:
+    """`neorag neo4j install` (scripts/test-tools.sh) built the archive; the running JVM has it mapped."""
+    settings = Settings()
+    runtime = Neo4jRuntime(settings.neo4j_cache_dir, java=settings.neo4j_java)
+    archive = runtime.cds_archive(runtime.java())
+    assert archive.exists(), "run `neorag neo4j install` (scripts/test-tools.sh does) to build it"
+    maps = Path(f"/proc/{neo4j_server.pid}/maps").read_text()
+    assert str(archive) in maps
 
 @pytest.mark.backends("neo4j")
 def test_status_and_browser_of_the_running_server(backend: Backend, neo4j_server: Neo4jInfo) -> None:

@@ -20,8 +20,13 @@ def register(cli: typer.Typer) -> None:
                         no_args_is_help=True)
 
     @group.command("install")
-    def install(apoc: bool = typer.Option(None, "--apoc/--no-apoc", help="Also resolve APOC core.")) -> None:
-        """Resolve the pinned Neo4j jars with Maven and compile the launcher (once; start does it too)."""
+    def install(apoc: bool = typer.Option(None, "--apoc/--no-apoc", help="Also resolve APOC core."),
+                cds: bool = typer.Option(True, "--cds/--no-cds",
+                                         help="Build the class-data-sharing archive that makes every later "
+                                         "start seconds faster (once, ~20 s).")) -> None:
+        """Resolve the pinned Neo4j jars with Maven, compile the launcher and build the start-up archive
+        (once; start resolves and compiles too, but never builds the archive)."""
+        from app.store.neo4j_cds import build_archive
         from app.store.neo4j_server import server_from_settings
 
         runtime = server_from_settings(load_settings(), apoc=apoc).runtime
@@ -31,6 +36,10 @@ def register(cli: typer.Typer) -> None:
                           f"jars in {report.seconds} s")
         else:
             say(f"Neo4j {runtime.version} already resolved in {report.home}")
+        if cds:
+            archive = build_archive(runtime)
+            word = f"built in {archive.seconds} s" if archive.built_now else "already built"
+            say(f"start-up archive {word}: {archive.path} ({archive.size_mb} MB)")
 
     @group.command("start")
     def start(

@@ -3,17 +3,22 @@
 ``Neo4jRuntime.ensure()`` writes a small Maven project (pinned versions) into the cache
 (``~/.cache/neorag/neo4j-<version>/`` by default, ``NEORAG_NEO4J_CACHE_DIR``), resolves it once with
 ``mvn dependency:copy-dependencies`` into ``lib/`` (and ``plugins/`` for APOC core when asked), and
-compiles ``app/store/java/NeoragNeo4j.java`` with ``javac`` into ``launcher/``. Later calls only check
-that those files are there.
+compiles ``app/store/java/NeoragNeo4j.java`` with ``javac`` into ``launcher/neorag-launcher.jar`` (a jar,
+not a class folder: the JVM's class-data sharing accepts only jars on the class path). Later calls only
+check that those files are there. ``cds_archive`` names the class-data-sharing archive of a Java binary
+(built once by ``neorag neo4j install``, :func:`app.store.neo4j_cds.build_archive`): the JVM then maps
+Neo4j's ~10k classes instead of loading and verifying them at every start.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +31,7 @@ DEPENDENCY_PLUGIN_VERSION = "3.8.1"
 JAVA_MAJORS = (17, 21)  # the Java releases Neo4j 5.26 supports
 LAUNCHER_SOURCE = Path(__file__).resolve().parent / "java" / "NeoragNeo4j.java"
 LAUNCHER_CLASS = "NeoragNeo4j"
+LAUNCHER_JAR = "neorag-launcher.jar"
 APT_HINT = "apt-get install openjdk-17-jdk-headless maven (or `bash scripts/test-tools.sh` as root)"
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -140,15 +146,24 @@ class Neo4jRuntime:
         return java
 
     def classpath(self) -> str:
-        """``lib/*`` (and ``plugins/*`` with APOC) plus the compiled launcher."""
-        parts = [str(self.lib / "*"), str(self.launcher)]
+        """``lib/*`` (and ``plugins/*`` with APOC) plus the launcher jar."""
+        parts = [str(self.lib / "*"), str(self.launcher / LAUNCHER_JAR)]
         if self.apoc:
             parts.insert(1, str(self.plugins / "*"))
         return os.pathsep.join(parts)
 
+    def cds_archive(self, java: str) -> Path:
+        """The class-data-sharing archive for ``java`` and this class path (it may not exist yet): one per
+        Java binary and version, since an archive only maps into the JVM that wrote it."""
+        real = os.path.realpath(java)
+        stat = Path(real).stat()
+        key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{self.classpath()}"
+        tag = hashlib.sha1(key.encode()).hexdigest()
+        return self.home / "cds" / f"neo4j-{tag[:16]}.jsa"
+
     def is_ready(self) -> bool:
         """Whether the jars (and APOC, if asked) are resolved and the launcher is compiled and current."""
-        marker = self.launcher / f"{LAUNCHER_CLASS}.class"
+        marker = self.launcher / LAUNCHER_JAR
         return ((self.lib / ".resolved").exists() and marker.exists()
                 and marker.stat().st_mtime >= LAUNCHER_SOURCE.stat().st_mtime
                 and (not self.apoc or (self.plugins / ".resolved").exists()))
@@ -209,6 +224,13 @@ class Neo4jRuntime:
         if proc.returncode != 0:
             raise ConfigError("the Neo4j launcher did not compile", proc.stderr.strip()[:300],
                               f"use a Java 17 or 21 JDK; delete {self.home} to resolve again")
+        jar = self.launcher / LAUNCHER_JAR
+        with zipfile.ZipFile(jar.with_suffix(".partial"), "w") as out:
+            for cls in sorted(self.launcher.glob("*.class")):
+                out.write(cls, cls.name)
+        jar.with_suffix(".partial").replace(jar)
+        for cls in self.launcher.glob("*.class"):
+            cls.unlink()
 
 
 def _tree_bytes(path: Path) -> int:

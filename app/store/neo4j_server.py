@@ -71,12 +71,13 @@ class Neo4jServer:
 
     def __init__(self, data_dir: Path, runtime: Neo4jRuntime, bolt_port: int = 7687, http_port: int = 7474,
                  password: str = "neorag-password", heap: str = "1g", pagecache: str = "512m",
-                 host: str = "127.0.0.1", jvm_flags: tuple[str, ...] = ()) -> None:
+                 host: str = "127.0.0.1", jvm_flags: tuple[str, ...] = (), use_cds: bool = True) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.runtime = runtime
         self.bolt_port, self.http_port, self.host = bolt_port, http_port, host
         self.password, self.heap, self.pagecache = password, heap, pagecache
         self.jvm_flags = jvm_flags  # e.g. tests: -XX:TieredStopAtLevel=1 (half the start-up CPU)
+        self.use_cds = use_cds  # map the class-data-sharing archive when `neorag neo4j install` built one
 
     @property
     def state_path(self) -> Path:
@@ -139,7 +140,7 @@ class Neo4jServer:
         started = time.monotonic()
         with launcher_log.open("wb") as out:
             proc = subprocess.Popen(
-                [java, *self.jvm_args(), "-cp", self.runtime.classpath(), "NeoragNeo4j",
+                [java, *self.jvm_args(java), "-cp", self.runtime.classpath(), "NeoragNeo4j",
                  str(self.data_dir), str(conf)],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                 env={**os.environ, "NEORAG_NEO4J_INITIAL_PASSWORD": self.password},
@@ -165,9 +166,15 @@ class Neo4jServer:
         conf.write_text(self.config_text(), encoding="utf-8")
         return java, conf
 
-    def jvm_args(self) -> list[str]:
-        """Heap and JVM flags (small heaps suit tests; see NEORAG_NEO4J_HEAP)."""
-        return [f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS, *self.jvm_flags]
+    def jvm_args(self, java: str | None = None) -> list[str]:
+        """Heap and JVM flags (small heaps suit tests; see NEORAG_NEO4J_HEAP), and the class-data-sharing
+        archive of ``java`` when one was built (:mod:`app.store.neo4j_cds`)."""
+        args = [f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS, *self.jvm_flags]
+        if java and self.use_cds:
+            archive = self.runtime.cds_archive(java)
+            if archive.exists():
+                args += ["-Xshare:auto", f"-XX:SharedArchiveFile={archive}"]
+        return args
 
     def config_text(self) -> str:
         """neo4j.conf: loopback listeners on the chosen ports, page cache, logs under the data dir."""
@@ -187,7 +194,14 @@ class Neo4jServer:
             f"server.directories.logs={self.data_dir / 'logs'}",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
-            "db.tx_log.rotation.retention_policy=2 files",
+            # Bounded transaction logs: 64 MB files, at most ~128 MB kept after a checkpoint, and a
+            # checkpoint (which prunes them) every 128 MB of log, so a big load never piles up GBs of logs.
+            "db.tx_log.rotation.size=64M",
+            "db.tx_log.rotation.retention_policy=128M size",
+            "db.checkpoint.interval.volume=128m",
+            # A stopping Bolt server waits this long for its worker threads (default 5 s of every stop; an
+            # internal setting of 5.26).
+            "internal.server.bolt.thread_pool_shutdown_wait_time=1s",
         ]
         if self.runtime.apoc:
             lines += [f"server.directories.plugins={self.runtime.plugins}",
