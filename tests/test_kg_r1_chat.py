@@ -73,7 +73,7 @@ def test_round_trips_cold_warm_and_the_generation_check(settings: Settings, stor
     cache = KGCache(1_000_000, check_ms=60_000)
     before = store.round_trips
     first = run_chat(store, cache, items)
-    assert store.round_trips - before == 3  # generations, samples with their fact buckets, relation vocabulary
+    assert store.round_trips - before == 3  # generations, samples with their buckets, relation vocabulary
     assert content(first[0]).endswith(": France, Texas")
     assert [content(a) for a in run_chat(OFFLINE, cache, items)] == [content(a) for a in first]  # no store
     load_path(store, GOLDEN / "data_kg", "webqsp", replace=True)  # a new generation token
