@@ -63,9 +63,10 @@ class BenchStore:
 
 
 @contextmanager
-def bench_store(backend: str, work: Path, heap: str = "2g", pagecache: str = "1g",
+def bench_store(backend: str, work: Path, heap: str | None = None, pagecache: str | None = None,
                 falkor_args: str | None = None, **settings: Any) -> Iterator[BenchStore]:
-    """Start a fresh store of ``backend`` under ``work``; stopped (data left in ``work``) afterwards."""
+    """Start a fresh store of ``backend`` under ``work``; stopped (data left in ``work``) afterwards. Neo4j
+    runs with NeoRAG's own defaults (NEORAG_NEO4J_HEAP / _PAGECACHE) unless ``heap`` / ``pagecache``."""
     if backend == "embedded":
         server = (EmbeddedServer(work / "falkordb", port=free_port()) if falkor_args is None
                   else EmbeddedServer(work / "falkordb", port=free_port(), falkor_args=falkor_args))
@@ -83,8 +84,8 @@ def bench_store(backend: str, work: Path, heap: str = "2g", pagecache: str = "1g
         return
     base = Settings()
     neo = Neo4jServer(work / "neo4j", Neo4jRuntime(base.neo4j_cache_dir, java=base.neo4j_java),
-                      bolt_port=free_port(), http_port=free_port(), password=BENCH_PASSWORD, heap=heap,
-                      pagecache=pagecache)
+                      bolt_port=free_port(), http_port=free_port(), password=BENCH_PASSWORD,
+                      heap=heap or base.neo4j_heap, pagecache=pagecache or base.neo4j_pagecache)
     ninfo = neo.start()
     s = Settings(backend="neo4j", neo4j_uri=ninfo.uri, neo4j_password=BENCH_PASSWORD, llm_base_url=None,
                  **settings)

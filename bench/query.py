@@ -232,7 +232,12 @@ def pct(values: list[float], p: float) -> float:
 
 
 def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
+    """p50/p95 of the round trip, req/s, errors; for /ranking/preview also the server's own split
+    (``timings_ms``): ``embed_ms`` = waiting for the question's embedding (what BM25 and entity linking
+    did not hide), ``retrieval_ms`` = the server's total minus that wait (retrieval proper)."""
     lat: list[float] = []
+    embed: list[float] = []
+    proper: list[float] = []
     errors = 0
 
     def one(body: dict[str, Any], client: httpx.Client) -> None:
@@ -242,6 +247,11 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
         lat.append((time.perf_counter() - t) * 1000)
         if r.status_code != 200:
             errors += 1
+        elif path == "/ranking/preview":
+            timings = r.json().get("timings_ms") or {}
+            wait = float(timings.get("embed_wait") or 0.0)
+            embed.append(wait)
+            proper.append(float(timings.get("total") or 0.0) - wait)
 
     clients = [httpx.Client(timeout=60) for _ in range(concurrency)]
     t0 = time.perf_counter()
@@ -250,12 +260,15 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
     wall = time.perf_counter() - t0
     for c in clients:
         c.close()
-    return {
+    out = {
         "p50_ms": statistics.median(lat),
         "p95_ms": pct(lat, 95),
         "rps": len(bodies) / wall,
         "errors": errors,
     }
+    if proper:
+        out |= {"embed_p50_ms": statistics.median(embed), "retrieval_p50_ms": statistics.median(proper)}
+    return out
 
 
 def main() -> None:
@@ -314,9 +327,11 @@ def main() -> None:
                             r = load(url, path, [{key: f"{q} (run {size}/{conc})"} for q in mine], conc)
                             results.append({"chunks": chunks, "endpoint": path, "concurrency": conc,
                                             "variant": mode, **r})
+                            split = (f"  (embedding wait p50 {r['embed_p50_ms']:.1f} ms, retrieval proper p50 "
+                                     f"{r['retrieval_p50_ms']:.1f} ms)") if "retrieval_p50_ms" in r else ""
                             print(
                                 f"{chunks:>7} {mode or '':<9} {path:<18} c={conc} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
-                                f"  {r['rps']:6.1f} req/s  errors {r['errors']}",
+                                f"  {r['rps']:6.1f} req/s  errors {r['errors']}{split}",
                                 flush=True,
                             )
                 finally:
