@@ -103,6 +103,75 @@ def test_a_busy_cache_lock_sends_the_batch_to_a_thread(store: GraphStore) -> Non
     assert run_actions(store, cache, [act("get_relations", "x")])[0]["results"][0]["error"]
 
 
+class _GatedStore:
+    """The real store, except that the cold-sample read waits for ``open`` (a slow store, on demand)."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store, self.entered, self.open = store, threading.Event(), threading.Event()
+
+    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        if name == "kg_sample_lookup_with_facts":
+            self.entered.set()
+            assert self.open.wait(30)
+        return self.store.run(name, params)
+
+
+def _cold_batch_waiting(store: GraphStore, cache: KGCache, items: list[dict[str, Any]],
+                        chat: bool = False) -> tuple[_GatedStore, threading.Thread, list[Any]]:
+    gated, answers = _GatedStore(store), []
+    run = run_chat if chat else run_actions
+    thread = threading.Thread(target=lambda: answers.append(run(gated, cache, items)))  # type: ignore[arg-type]
+    thread.start()
+    assert gated.entered.wait(30)
+    return gated, thread, answers
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["seed", "chat"])
+def test_a_cold_batch_waits_for_the_store_without_the_cache_lock(store: GraphStore, chat: bool) -> None:
+    """While one batch waits for the store, batches the cache can answer are answered (the lock is held
+    only to read and fill the cache, never across a round trip); what it fetched is cached afterwards."""
+    load_path(store, GOLDEN / "data_kg", "webqsp")
+    cache = KGCache(1_000_000, check_ms=60_000)
+    warm = [act("get_relations", "JUSTIN BIEBER")]
+    cold = [act("get_entities_out", "Paris", "location.location.containedby", "WebQTrn-1")]
+    run = run_chat if chat else run_actions
+    expected = run(store, KGCache(0), cold)
+    first = run(store, cache, warm)
+    gated, thread, answers = _cold_batch_waiting(store, cache, cold, chat)
+    try:
+        assert strip(run(OFFLINE, cache, warm)) == strip(first)  # no NeedsStore("cache lock busy")
+    finally:
+        gated.open.set()
+        thread.join(30)
+    assert strip(answers[0]) == strip(expected)
+    assert strip(run(OFFLINE, cache, cold)) == strip(expected)  # cached by the batch that fetched it
+
+
+def test_what_a_batch_fetched_across_a_load_is_not_cached(store: GraphStore) -> None:
+    """A load (new generation token) seen while a batch waited for the store: its answers stand for that
+    batch, but they may predate the load, so they are not added to the cache."""
+    load_path(store, GOLDEN / "data_kg", "webqsp")
+    cache = KGCache(1_000_000, check_ms=0)
+    cold = [act("get_entities_out", "Paris", "location.location.containedby", "WebQTrn-1")]
+    gated, thread, answers = _cold_batch_waiting(store, cache, cold)
+    try:
+        load_path(store, GOLDEN / "data_kg", "webqsp", replace=True)  # a new generation token
+        run_actions(store, cache, [act("get_relations", "Nobody")])  # another batch sees it
+    finally:
+        gated.open.set()
+        thread.join(30)
+    assert answers[0][0]["total_results"] > 0
+    with pytest.raises(NeedsStore):  # check_ms=0: the generation read comes first; then the miss
+        run_actions(OFFLINE, cache, cold)
+    assert ("webqsp/WebQTrn-1", "Paris") not in cache.facts
+
+
+def strip(answers: list[Any]) -> list[Any]:
+    """What an answer says: a chat answer's text, a seed answer without its timing."""
+    return [content(a) if "choices" in a else {k: v for k, v in a.items() if k != "query_time"}
+            for a in answers]
+
+
 def _raises(cache: KGCache) -> BaseException:
     try:
         run_actions(OFFLINE, cache, [act("get_relations", "x")])

@@ -40,7 +40,8 @@ def _weight(facts: Facts | None) -> int:
 
 
 class KGCache:
-    """Bounded, generation-checked cache (thread-safe through ``lock``; hold it for a whole batch)."""
+    """Bounded, generation-checked cache (thread-safe through ``lock``: hold it while reading or writing
+    it, never across a store round trip; see :meth:`view` and :meth:`absorb`)."""
 
     def __init__(self, max_triples: int, max_samples: int = 200_000, check_ms: float = 0.0) -> None:
         self.max_triples = max_triples
@@ -53,6 +54,7 @@ class KGCache:
         self.facts: OrderedDict[FactsKey, Facts | None] = OrderedDict()
         self.vocab: dict[str, frozenset[str]] = {}  # dataset -> its relation vocabulary (KG-R1 chat answers)
         self.weight = 0
+        self.known: tuple[set[str], set[FactsKey]] = (set(), set())  # a view's entries taken from the cache
         self.hits = 0
         self.misses = 0
         self.invalidations = 0
@@ -107,6 +109,35 @@ class KGCache:
             while self.weight > self.max_triples and len(self.facts) > 1:
                 _, evicted = self.facts.popitem(last=False)
                 self.weight -= _weight(evicted)
+
+    def view(self, pairs: list[tuple[str, str]], union: bool = False) -> KGCache:
+        """A batch's private cache: the entries of ``pairs`` (sample key, entity) this cache holds (caller
+        holds the lock); the batch fetches the rest into it without the lock, then :meth:`absorb`."""
+        local = KGCache(0)
+        local.generations = dict(self.generations)
+        for skey, entity in pairs:
+            if skey in self.samples and skey not in local.samples:
+                local.samples[skey] = self.samples[skey]
+            key: FactsKey = (skey, entity, UNION) if union else (skey, entity)
+            if key not in local.facts:
+                found, facts = self.get_facts(key)
+                if found:
+                    local.facts[key] = facts
+        local.known = set(local.samples), set(local.facts)
+        return local
+
+    def absorb(self, local: KGCache) -> None:
+        """Add what a :meth:`view` fetched (caller holds the lock); nothing when a dataset's generation
+        changed meanwhile (a load landed: what was fetched may predate it)."""
+        if any(self.generations.get(name) != gen for name, gen in local.generations.items()):
+            return
+        samples, facts = local.known
+        for key, info in local.samples.items():
+            if key not in samples:
+                self.put_sample(key, info)
+        for fkey, value in local.facts.items():
+            if fkey not in facts:
+                self.put_facts(fkey, value)
 
     def stats(self) -> dict[str, int]:
         return {"facts": len(self.facts), "samples": len(self.samples), "triples": self.weight,

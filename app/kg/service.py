@@ -105,11 +105,26 @@ def fetch_facts(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]],
         cache.put_facts(key, facts)
 
 
-def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> None:
-    """Bring every sample and entity the batch needs into ``cache`` (caller holds the lock)."""
-    observe_generations(store, cache, sorted({a.dataset for a in actions}))
-    pairs = [(a.sample_key, a.entity) for a in actions]
-    fetch_facts(store, cache, pairs, fetched=fetch_samples(store, cache, pairs))
+def gather(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]], union: bool = False) -> KGCache:
+    """A batch-private view holding every sample and facts entry of ``pairs``: the cached ones copied
+    under the cache lock, the others fetched WITHOUT it (other batches are answered meanwhile: a store
+    serving several readers at once serves them side by side), then added to ``cache`` unless a load
+    changed a generation in between. With :data:`OFFLINE`, raises :class:`NeedsStore` on a miss."""
+    with holding(cache, store):
+        local = cache.view(pairs, union)
+    fetched = fetch_samples(store, local, pairs)
+    fetch_facts(store, local, pairs, union=union, fetched=fetched)
+    if len(local.samples) > len(local.known[0]) or len(local.facts) > len(local.known[1]):
+        with holding(cache, store):
+            cache.absorb(local)
+    return local
+
+
+def _prefetch(store: GraphStore, cache: KGCache, actions: list[Action]) -> KGCache:
+    """Every sample and entity the batch needs, in a batch-private view (:func:`gather`)."""
+    with holding(cache, store):
+        observe_generations(store, cache, sorted({a.dataset for a in actions}))
+    return gather(store, cache, [(a.sample_key, a.entity) for a in actions])
 
 
 def _answer(action: Action, info: SampleInfo, facts: Facts | None) -> list[str]:
@@ -139,35 +154,34 @@ def run_actions(store: GraphStore, cache: KGCache, items: list[dict[str, Any]]) 
     errors. (KG-R1's chat shape: :func:`app.kg.chat.run_chat`.)"""
     parsed = [parse_item(item) for item in items]
     actions = [p for p in parsed if isinstance(p, Action)]
-    work = cache if cache.enabled else KGCache(0)
+    work = KGCache(0)
     store_time = 0.0
-    with holding(work, store):
-        if actions:
-            t0 = time.perf_counter()
-            _prefetch(store, work, actions)
-            store_time = time.perf_counter() - t0
-        share = store_time / len(actions) if actions else 0.0
-        out: list[Any] = []
-        for action in parsed:
-            t0 = time.perf_counter()
-            if not isinstance(action, Action):
-                out.append(_error(action, time.perf_counter() - t0))
-                continue
-            info = work.samples.get(action.sample_key)
-            if info is None:
-                msg = f"Subgraph for {action.sample_id} could not be loaded or is empty."
-                out.append({"results": [{"error": msg}], "query_time": time.perf_counter() - t0 + share,
-                            "total_results": 0})
-                continue
-            facts = work.facts.get((action.sample_key, action.entity))
-            try:
-                results = _answer(action, info, facts)
-            except Exception as exc:  # noqa: BLE001 - one bad item never fails the batch
-                out.append(_error(f"KG server error: {type(exc).__name__}: {exc}",
-                                  time.perf_counter() - t0 + share))
-                continue
-            out.append({"results": [{action.spec.result_key: results}],
-                        "query_time": time.perf_counter() - t0 + share, "total_results": len(results)})
+    if actions:
+        t0 = time.perf_counter()
+        work = _prefetch(store, cache if cache.enabled else KGCache(0), actions)
+        store_time = time.perf_counter() - t0
+    share = store_time / len(actions) if actions else 0.0
+    out: list[Any] = []
+    for action in parsed:
+        t0 = time.perf_counter()
+        if not isinstance(action, Action):
+            out.append(_error(action, time.perf_counter() - t0))
+            continue
+        info = work.samples.get(action.sample_key)
+        if info is None:
+            msg = f"Subgraph for {action.sample_id} could not be loaded or is empty."
+            out.append({"results": [{"error": msg}], "query_time": time.perf_counter() - t0 + share,
+                        "total_results": 0})
+            continue
+        facts = work.facts.get((action.sample_key, action.entity))
+        try:
+            results = _answer(action, info, facts)
+        except Exception as exc:  # noqa: BLE001 - one bad item never fails the batch
+            out.append(_error(f"KG server error: {type(exc).__name__}: {exc}",
+                              time.perf_counter() - t0 + share))
+            continue
+        out.append({"results": [{action.spec.result_key: results}],
+                    "query_time": time.perf_counter() - t0 + share, "total_results": len(results)})
     return out
 
 
