@@ -141,11 +141,16 @@
     log("done", "ok");
   }
 
-  function fail(message) {
-    run.finished = "error";
+  /** End the run as ``finished`` (error / disconnected): the overall bar keeps the last counted stage's share. */
+  function endRun(finished, word) {
+    run.finished = finished;
     closeSource();
     const last = run.lastStage && run.stages.get(run.lastStage);
-    setBar(overall, last && last.counted ? last.pct : 0, { label: "failed" + (run.lastStage ? " in " + run.lastStage : "") });
+    setBar(overall, last && last.counted ? last.pct : 0, { label: word + (run.lastStage ? " in " + run.lastStage : "") });
+  }
+
+  function fail(message) {
+    endRun("error", "failed");
     overall.classList.add("failed");
     setState("error");
     showError(errorEl, message);
@@ -154,10 +159,7 @@
 
   /** The stream broke before `done`: keep what we know and offer to resume (the checkpoint skips done work). */
   function disconnected(why) {
-    run.finished = "disconnected";
-    closeSource();
-    const last = run.lastStage && run.stages.get(run.lastStage);
-    setBar(overall, last && last.counted ? last.pct : 0, { label: "interrupted" + (run.lastStage ? " in " + run.lastStage : "") });
+    endRun("disconnected", "interrupted");
     setState(why === "stopped" ? "stopped" : "disconnected");
     const where = run.lastStage ? " during stage “" + run.lastStage + "”" : "";
     $("#ingest-resume-text").textContent = (why === "stopped" ? "Stopped watching" : "Connection lost") + where +
