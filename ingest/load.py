@@ -12,6 +12,7 @@ record index) so its chunks can cite line ranges, pages or records.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,13 +49,27 @@ class SourceDoc:
     markdown: bool = False  # chunked section by section (ingest.markdown)
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """Content hash (sha256, hex) and size of a file."""
+
+    sha256: str
+    bytes: int
+
+
+def fingerprint_of(raw: bytes) -> Fingerprint:
+    """The fingerprint of a file's bytes."""
+    return Fingerprint(hashlib.sha256(raw).hexdigest(), len(raw))
+
+
 @dataclass
 class LoadedFile:
-    """Documents of one file plus what loading it cost."""
+    """Documents of one file plus what loading it cost (and its fingerprint when asked for)."""
 
     path: Path
     docs: list[SourceDoc]
     replaced_chars: int = 0
+    fingerprint: Fingerprint | None = None
 
 
 def file_doc_id(source: str) -> str:
@@ -159,13 +174,15 @@ def _json_values(text: str, jsonl: bool) -> Any:
         raise LoadError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
 
 
-def _pdf_text(path: Path) -> tuple[str, tuple[int, ...]]:
-    """The PDF's text (pages joined by a blank line) and the offset of each page's text in it."""
+def _pdf_text(path: Path) -> tuple[str, tuple[int, ...], bytes]:
+    """The PDF's text (pages joined by a blank line), the offset of each page's text in it, and the file's
+    bytes (read once: pypdf reads the whole file into memory either way)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(str(path))
+        raw = path.read_bytes()
+        reader = PdfReader(io.BytesIO(raw))
         pages = [(page.extract_text() or "").strip() for page in reader.pages]
     except (PyPdfError, OSError, ValueError, KeyError) as exc:
         raise LoadError(f"cannot read PDF {path.name}: {exc}") from exc
@@ -175,19 +192,23 @@ def _pdf_text(path: Path) -> tuple[str, tuple[int, ...]]:
     for page in pages:
         starts.append(max(0, offset - lead))
         offset += len(page) + 2
-    return joined.strip(), tuple(starts)
+    return joined.strip(), tuple(starts), raw
 
 
-def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
-    """Documents of one file; ``seen`` de-duplicates corpus paragraphs across a run (by doc id)."""
+def load_file(path: Path, seen: set[str] | None = None, fingerprint: bool = False) -> LoadedFile:
+    """Documents of one file; ``seen`` de-duplicates corpus paragraphs across a run (by doc id);
+    ``fingerprint``: also hash the bytes read (the file is read once)."""
     source = str(path)
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        text, page_starts = _pdf_text(path)
+        text, page_starts, raw = _pdf_text(path)
         docs = [SourceDoc(file_doc_id(source), path.stem, text, source, Locator(page_starts=page_starts))] \
             if text else []
-        return LoadedFile(path, docs)
-    text, replaced = decode(_read_bytes(path))
+        return LoadedFile(path, docs, fingerprint=fingerprint_of(raw) if fingerprint else None)
+    raw = _read_bytes(path)
+    fp = fingerprint_of(raw) if fingerprint else None
+    text, replaced = decode(raw)
+    del raw
     if suffix in (".json", ".jsonl"):
         seen = seen if seen is not None else set()
         docs = []
@@ -199,7 +220,7 @@ def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
                 continue
             seen.add(doc_id)
             docs.append(SourceDoc(doc_id, title, body, source, locator))
-        return LoadedFile(path, docs, replaced)
+        return LoadedFile(path, docs, replaced, fp)
     if suffix not in (".txt", ".md"):
         supported = ", ".join(SUPPORTED_SUFFIXES)
         raise LoadError(f"unsupported file type {suffix or '(none)'}; supported: {supported}")
@@ -208,4 +229,4 @@ def load_file(path: Path, seen: set[str] | None = None) -> LoadedFile:
     first_line = 1 + text[: len(text) - len(text.lstrip())].count("\n")
     docs = [SourceDoc(file_doc_id(source), title, body, source, Locator(line_base=first_line),
                       markdown=suffix == ".md")] if body else []
-    return LoadedFile(path, docs, replaced)
+    return LoadedFile(path, docs, replaced, fp)

@@ -7,19 +7,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.chunk import ChunkRec, chunk_document
-from ingest.load import LoadError, SourceDoc, load_file
+from ingest.load import LoadedFile, LoadError, SourceDoc, load_file
 from ingest.paths import outside_roots
 from ingest.run_context import RunContext
-from ingest.sources import SourcePlan, fingerprint, stored_hashes
+from ingest.sources import SourcePlan, stored_hashes
 
 
-def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None:
+def _load(ctx: RunContext, path: Path, seen: set[str], fingerprint: bool = False) -> LoadedFile | None:
     refused = outside_roots(path, ctx.options.allowed_roots)
     if refused is not None:
         _file_error(ctx, path, refused)
         return None
     try:
-        loaded = load_file(path, seen)
+        loaded = load_file(path, seen, fingerprint)
     except LoadError as exc:
         _file_error(ctx, path, str(exc))
         return None
@@ -27,7 +27,7 @@ def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None
         _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
         return None
     ctx.result.replaced_chars += loaded.replaced_chars
-    return loaded.docs
+    return loaded
 
 
 def _file_error(ctx: RunContext, path: Path, message: str) -> None:
@@ -37,20 +37,19 @@ def _file_error(ctx: RunContext, path: Path, message: str) -> None:
 
 
 def plan_files(ctx: RunContext, files: list[Path]) -> None:
-    """Pass 1: load and chunk every file, keeping only ids (hash_computed)."""
+    """Pass 1: load and chunk every file, keeping only ids (hash_computed); each file is read once (its
+    fingerprint is hashed from the bytes loaded)."""
     seen: set[str] = set()
     for path in files:
-        docs = _load(ctx, path, seen)
-        if docs is None:
+        loaded = _load(ctx, path, seen, fingerprint=True)
+        if loaded is None:
             continue
+        docs = loaded.docs
         ctx.result.files_processed += 1
         ctx.result.documents += len(docs)
         plan = ctx.plans.setdefault(str(path), SourcePlan(str(path)))
         plan.title = plan.title or (docs[0].title if docs else path.stem)
-        try:
-            plan.fingerprint = fingerprint(path)
-        except OSError:
-            plan.fingerprint = None
+        plan.fingerprint = loaded.fingerprint
         for doc in docs:
             for c in chunk_document(doc, ctx.chunk_size, ctx.overlap, ctx.markdown_sections):
                 plan.add(c)
@@ -123,7 +122,7 @@ def batches(ctx: RunContext) -> Iterator[Batch]:
         if source not in ctx.relocate and not any(cid in ctx.todo for cid in ctx.plans[source].ids):
             continue
         loaded = _load(ctx, Path(source), seen)
-        for doc in loaded or []:
+        for doc in loaded.docs if loaded else []:
             for c in chunk_document(doc, ctx.chunk_size, ctx.overlap, ctx.markdown_sections):
                 if ctx.todo.get(c.id) != "full" and source in ctx.relocate:
                     moved.append(c)

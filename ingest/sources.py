@@ -8,7 +8,6 @@ no Source yet, e.g. graphs ingested before Sources existed); removed with the fi
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,22 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.store.base import GraphStore
-from ingest.load import file_doc_id
+from ingest.load import Fingerprint, file_doc_id
 
 if TYPE_CHECKING:
     from ingest.chunk import ChunkRec
     from ingest.write import GraphWriter
-
-_BLOCK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """Content hash (sha256, hex) and size of a file."""
-
-    sha256: str
-    bytes: int
-
 
 @dataclass
 class SourcePlan:
@@ -48,17 +36,6 @@ class SourcePlan:
         self.pos[chunk.id] = len(self.ids)
         self.ids.append(chunk.id)
         self.doc_chunks.setdefault(chunk.doc_id, []).append(chunk.id)
-
-
-def fingerprint(path: Path) -> Fingerprint:
-    """Streamed sha256 and size of ``path`` (never the whole file in memory)."""
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as fh:
-        while block := fh.read(_BLOCK):
-            digest.update(block)
-            size += len(block)
-    return Fingerprint(digest.hexdigest(), size)
 
 
 def now_iso() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -118,6 +119,30 @@ def test_incremental_edit_and_delete_match_a_clean_ingest(settings, store, backe
     finally:
         backend.drop(other.graph_name)
         other_store.close()
+
+
+def test_planning_reads_each_file_once(settings, store, embedder, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An unchanged file is read once per re-ingest: its Source fingerprint hashes the bytes loaded."""
+    names = ["notes.txt", "apollo.pdf"]
+    corpus = _copy(tmp_path / "c", names)
+    services = make_services(settings, store, embedder)
+    opts = IngestOptions(incremental=True, checkpoint=False)
+    ingest_path(services, corpus, opts)
+    reads: list[str] = []
+    open_ = Path.open
+
+    def counting_open(self: Path, *args, **kwargs):  # type: ignore[no-untyped-def]  # read_bytes opens too
+        reads.append(self.name)
+        return open_(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    again = ingest_path(services, corpus, opts)
+    assert again.chunks_skipped == again.chunks_total > 0 and again.chunks_new == 0
+    assert sorted(r for r in reads if r in names) == sorted(names)
+    monkeypatch.undo()
+    rows = q(store, "MATCH (s:Source) RETURN s.path AS path, s.content_hash AS h")
+    hashes = {r["path"]: r["h"] for r in rows}
+    assert hashes == {str(corpus / n): hashlib.sha256((corpus / n).read_bytes()).hexdigest() for n in names}
 
 
 def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder, tmp_path) -> None:

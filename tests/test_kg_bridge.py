@@ -82,6 +82,8 @@ def test_malformed_and_unknown_entity_calls(client: TestClient) -> None:
 def test_kg_query_bad_input(client: TestClient) -> None:
     resp = client.post("/kg/query", json={"query": "", "dataset": "webqsp"})
     assert resp.status_code == 422 and resp.json()["field"] == "query"
+    resp = client.post("/kg/query", json={"query": " \n ", "dataset": "webqsp"})  # refused by its pattern
+    assert resp.status_code == 422 and resp.json()["field"] == "query" and "blank" in resp.json()["message"]
     resp = client.post("/kg/query", json={"query": 'get_relations("x")', "top_k": 0, "dataset": "webqsp"})
     assert resp.status_code == 422 and resp.json()["field"] == "top_k"
     resp = client.post("/kg/query", json={"query": 'get_relations("x")'})  # 3 datasets loaded

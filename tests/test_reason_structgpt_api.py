@@ -69,6 +69,7 @@ def test_no_llm_is_503_with_hint(pq: Settings) -> None:
     "body,field,status",
     [
         ({"topic_entities": [TOPIC]}, "question", 422),
+        ({"question": " \n\t", "topic_entities": [TOPIC]}, "question", 422),  # refused by its pattern
         ({"question": Q0}, "topic_entities", 422),
         ({"question": Q0, "topic_entities": []}, "topic_entities", 422),
         ({"question": Q0, "topic_entities": [" "]}, "topic_entities.0", 422),  # the blank item

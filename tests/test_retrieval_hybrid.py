@@ -168,6 +168,23 @@ def test_passages_shape(graph: tuple[Settings, Services]) -> None:
     assert any(i["title"] == "Maximum Overdrive" for i in items)
 
 
+def test_passage_locations_come_with_the_texts(graph: tuple[Settings, Services],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shown chunks' texts, locations and sections come from one statement (no second read by id)."""
+    _, services = graph
+    names: list[str] = []
+    run = services.store.run
+
+    def recording(name: str, *args: Any, **kwargs: Any) -> Any:
+        names.append(name)
+        return run(name, *args, **kwargs)
+
+    monkeypatch.setattr(services.store, "run", recording)
+    items = retrieve_passages(services, "Maximum Overdrive Leland North Carolina", 5)
+    assert all(set(i["location"]) == {"record"} and "section" in i for i in items)
+    assert names.count("chunk_get_by_ids") == 1 and not [n for n in names if "location" in n], names
+
+
 # How each backend drops the Chunk index of a kind (test set-up only; the product never drops indexes).
 DROP_INDEX = {
     "falkordb": {"FULLTEXT": "CALL db.idx.fulltext.drop('Chunk')",

@@ -14,7 +14,7 @@ ASSETS = {"app.js": "text/javascript", "ingest.js": "text/javascript", "ask.js":
           "ranking.js": "text/javascript", "kg.js": "text/javascript", "style.css": "text/css",
           "favicon.svg": "image/svg+xml", "graph.js": "text/javascript", "entities.js": "text/javascript",
           "graph.css": "text/css", "vendor/cytoscape.min.js": "text/javascript",
-          "documents.js": "text/javascript", "documents.css": "text/css"}
+          "documents.js": "text/javascript", "documents.css": "text/css", "widgets.js": "text/javascript"}
 # URLs a vendored library may carry in its licence header (never fetched)
 LICENCE_URLS = {"http://en.wikipedia.org/wiki/MIT_License", "http://engelschall.com",
                 "http://opensource.org/licenses/MIT"}

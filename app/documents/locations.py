@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.store.base import GraphStore
-
 
 def location_of(row: Mapping[str, Any]) -> dict[str, int] | None:
     """The ``location`` object of a row holding the Chunk's location properties (None when it has none)."""
@@ -60,21 +58,15 @@ def trailer_fields(loc: Mapping[str, int] | None) -> str:
     return ""
 
 
-def chunk_locations(store: GraphStore, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """``{chunk id: {"location": {...} | None, "section": str | None}}`` for the stored chunks among ``ids``
-    (one round trip)."""
-    wanted = list(dict.fromkeys(i for i in ids if i))
-    if not wanted:
-        return {}
-    return {str(r["id"]): {"location": location_of(r), "section": r.get("section")}
-            for r in store.run("chunk_locations", {"ids": wanted})}
+def located(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"location": {...} | None, "section": str | None}`` of a stored chunk's row (chunk_get_by_ids)."""
+    return {"location": location_of(row), "section": row.get("section")}
 
 
-def add_locations(store: GraphStore, items: list[dict[str, Any]]) -> None:
-    """Set ``location`` and ``section`` on every item whose ``id`` is a stored chunk (others untouched)."""
-    found = chunk_locations(store, (str(i.get("id") or "") for i in items))
-    for item in items:
-        hit = found.get(str(item.get("id") or ""))
+def add_locations(items: list[dict[str, Any]], found: Iterable[Mapping[str, Any] | None]) -> None:
+    """Set ``location`` and ``section`` on each item from its ``located`` (read with the chunk's text); an
+    item whose chunk was not found (None) is left untouched. ``found`` runs parallel to ``items``."""
+    for item, hit in zip(items, found, strict=True):
         if hit is not None:
             item["location"] = hit["location"]
             item["section"] = hit["section"]

@@ -10,19 +10,16 @@ The index (with each chunk's title, document and graph degree) is built from the
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
 from collections import Counter
 from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
 
+from app.retrieval.refreshing import RefreshingIndex, shared_index
 from app.retrieval.text import tokenize
 from app.store.base import GraphStore
 
-log = logging.getLogger(__name__)
 EXTRAS_KEY = "retrieval_bm25"
 
 
@@ -98,33 +95,17 @@ class ChunkMeta(NamedTuple):
     degree: int
 
 
-class LexicalIndex:
+class LexicalIndex(RefreshingIndex[SparseBM25]):
     """The process's BM25 index over the store's chunks, kept fresh."""
 
+    label, slug = "BM25 index", "bm25"
+
     def __init__(self, store: GraphStore, check_every_s: float = 5.0) -> None:
-        self.store = store
-        self.check_every_s = check_every_s
-        self.index: SparseBM25 | None = None
+        super().__init__(store, check_every_s)
         self.meta: dict[str, ChunkMeta] = {}
-        self.chunks = -1
-        self.stale = True
-        self.built_at = 0.0
-        self.build_ms = 0.0
-        self._checked = 0.0
-        self._lock = threading.Lock()
-        self._first_build = threading.Lock()
-        self._building = False
 
-    def mark_stale(self, *_: Any, **__: Any) -> None:
-        """Ingest listener: the next search rebuilds (in the background when an index exists)."""
-        self.stale = True
-
-    def _count(self) -> int:
-        return int(self.store.run("retrieval_chunk_count")[0]["chunks"])
-
-    def build(self) -> SparseBM25:
-        """Load every chunk's title and text and build the matrix (synchronously)."""
-        t = time.perf_counter()
+    def _load(self) -> tuple[SparseBM25, int, dict[str, Any]]:
+        """Every chunk's title and text as the matrix, and each chunk's metadata (``meta``)."""
         rows = self.store.run("retrieval_chunk_texts")
         index = SparseBM25(
             [str(r["id"]) for r in rows],
@@ -136,56 +117,15 @@ class LexicalIndex:
             )
             for r in rows
         }
-        with self._lock:
-            self.index, self.meta, self.chunks, self.stale = index, meta, len(rows), False
-            self.built_at, self.build_ms = time.time(), (time.perf_counter() - t) * 1000
-        log.info("BM25 index: %d chunks, %d terms in %.0f ms", len(rows), len(index.vocab), self.build_ms)
-        return index
+        return index, len(rows), {"meta": meta}
 
-    def _background_build(self) -> None:
-        try:
-            self.build()
-        except Exception as exc:  # noqa: BLE001 - the old index keeps serving
-            log.warning("BM25 rebuild failed: %s", exc)
-        finally:
-            self._building = False
-
-    def current(self) -> SparseBM25:
-        """A usable index: built now when there is none, refreshed in the background when stale."""
-        now = time.monotonic()
-        if not self.stale and now - self._checked > self.check_every_s:
-            self._checked = now
-            if self._count() != self.chunks:
-                self.stale = True
-        if self.index is None:
-            with self._first_build:  # concurrent first requests wait for one build
-                if self.index is None:
-                    return self.build()
-            return self.index  # type: ignore[return-value]
-        if self.stale and not self._building:
-            self._building = True
-            self.stale = False
-            threading.Thread(target=self._background_build, name="bm25-rebuild", daemon=True).start()
-        return self.index
+    def _sizes(self, index: SparseBM25 | None) -> dict[str, int]:
+        return {"chunks": len(index) if index else 0, "terms": len(index.vocab) if index else 0}
 
     def search(self, terms: list[str], k: int) -> list[tuple[str, float]]:
         return self.current().search(terms, k)
 
-    def stats(self) -> dict[str, Any]:
-        idx = self.index
-        return {
-            "chunks": len(idx) if idx else 0,
-            "terms": len(idx.vocab) if idx else 0,
-            "memory_mb": round(idx.memory_bytes() / 2**20, 2) if idx else 0.0,
-            "build_ms": round(self.build_ms, 1),
-            "stale": self.stale,
-        }
-
 
 def lexical_index(extras: dict[str, Any], store: GraphStore) -> LexicalIndex:
     """The BM25 index kept in ``extras`` (registers itself as an ingest listener)."""
-    idx = extras.get(EXTRAS_KEY)
-    if idx is None:
-        idx = extras.setdefault(EXTRAS_KEY, LexicalIndex(store))
-        extras.setdefault("ingest_listeners", []).append(idx.mark_stale)
-    return idx  # type: ignore[no-any-return]
+    return shared_index(extras, EXTRAS_KEY, lambda: LexicalIndex(store))

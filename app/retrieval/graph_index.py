@@ -9,9 +9,7 @@ names it: the Wikipedia-style link that bridge questions follow.
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +17,11 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from app.retrieval.bm25 import LexicalIndex
 from app.retrieval.ppr import BipartiteWalk
+from app.retrieval.refreshing import RefreshingIndex, shared_index
 from app.store.base import GraphStore
 from ingest.normalise import normalise
 
-log = logging.getLogger(__name__)
 EXTRAS_KEY = "retrieval_entity_graph"
 _PAREN = re.compile(r"\s*\([^)]*\)\s*$")
 _WORD = re.compile(r"[0-9A-Za-z]+")
@@ -134,37 +131,22 @@ class EntityGraph:
         return total
 
 
-class GraphIndex(LexicalIndex):
+class GraphIndex(RefreshingIndex[EntityGraph]):
     """The process's entity graph, kept fresh with the BM25 index's rules (stale after an ingest)."""
 
-    def build(self) -> EntityGraph:  # type: ignore[override]
-        t = time.perf_counter()
+    label, slug = "entity graph", "entity-graph"
+
+    def _load(self) -> tuple[EntityGraph, int, dict[str, Any]]:
         graph = EntityGraph.build(self.store.run("retrieval_chunk_mentions"))
-        with self._lock:
-            self.index, self.chunks, self.stale = graph, len(graph.ids), False  # type: ignore[assignment]
-            self.built_at, self.build_ms = time.time(), (time.perf_counter() - t) * 1000
-        log.info("entity graph: %d chunks, %d entities in %.0f ms", len(graph.ids), len(graph.entity_col),
-                 self.build_ms)
-        return graph
+        return graph, len(graph.ids), {}
+
+    def _sizes(self, index: EntityGraph | None) -> dict[str, int]:
+        return {"chunks": len(index.ids) if index else 0, "entities": len(index.entity_col) if index else 0}
 
     def graph(self) -> EntityGraph:
-        return self.current()  # type: ignore[return-value]
-
-    def stats(self) -> dict[str, Any]:
-        g: EntityGraph | None = self.index  # type: ignore[assignment]
-        return {
-            "chunks": len(g.ids) if g else 0,
-            "entities": len(g.entity_col) if g else 0,
-            "memory_mb": round(g.memory_bytes() / 2**20, 2) if g else 0.0,
-            "build_ms": round(self.build_ms, 1),
-            "stale": self.stale,
-        }
+        return self.current()
 
 
 def graph_index(extras: dict[str, Any], store: GraphStore) -> GraphIndex:
     """The entity graph kept in ``extras`` (registers itself as an ingest listener)."""
-    idx = extras.get(EXTRAS_KEY)
-    if idx is None:
-        idx = extras.setdefault(EXTRAS_KEY, GraphIndex(store))
-        extras.setdefault("ingest_listeners", []).append(idx.mark_stale)
-    return idx  # type: ignore[no-any-return]
+    return shared_index(extras, EXTRAS_KEY, lambda: GraphIndex(store))

@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from app.core.errors import StatementError
+from app.documents.locations import located
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
 from app.retrieval.expand import Pool, expand
@@ -219,16 +220,17 @@ def _index_meta(services: Services) -> dict[str, Any]:
 
 
 def _load_texts(services: Services, candidates: list[Candidate]) -> None:
-    """Chunk texts for the candidates that will be shown or reranked (one round trip)."""
+    """Chunk texts, locations and sections for the candidates that will be shown or reranked (one round
+    trip)."""
     missing = [c for c in candidates if not c.text]
     if not missing:
         return
-    texts = {
-        str(r["id"]): r.get("text") or ""
-        for r in services.store.run("chunk_get_by_ids", {"ids": [c.id for c in missing]})
-    }
+    rows = {str(r["id"]): r for r in services.store.run("chunk_get_by_ids", {"ids": [c.id for c in missing]})}
     for c in missing:
-        c.text = texts.get(c.id, "")
+        row = rows.get(c.id)
+        c.text = (row.get("text") or "") if row else ""
+        if row:
+            c.located = located(row)
 
 
 def _ms(t: float) -> float:

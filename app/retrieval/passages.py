@@ -26,5 +26,5 @@ def retrieve_passages(services: Services, query: str, top_k: int) -> list[dict[s
         {"id": c.id, "contents": c.text, "title": c.title or "", "score": round(c.final, 6)}
         for c in result.top
     ]
-    add_locations(services.store, items)
+    add_locations(items, (c.located for c in result.top))
     return items

@@ -77,7 +77,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
         }
         for c in result.top
     ]
-    add_locations(services.store, items)
+    add_locations(items, (c.located for c in result.top))
     body: dict[str, Any] = {
         "question": question,
         "degraded": result.degraded,
@@ -99,7 +99,7 @@ def prepare(services: Services, req: QueryRequest) -> Prepared:
     search_q = rewrite_question(services, req.question, req.history, warnings)
     result = retrieve(services, search_q, options_from_settings(services, req.top_k))
     sources = [ans.graph_source(c, i) for i, c in enumerate(result.top, 1)]
-    add_locations(services.store, sources)
+    add_locations(sources, (c.located for c in result.top))
     sources += [ans.external_source(item, len(sources) + j) for j, item in enumerate(req.context, 1)]
     if result.empty_graph:
         warnings.append(EMPTY_GRAPH)

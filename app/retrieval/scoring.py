@@ -106,6 +106,7 @@ class Candidate:
     bm25_rank: int | None = None
     graph_rank: int | None = None
     text: str = ""
+    located: dict[str, Any] | None = None  # {"location", "section"}: read with the text (None: not read)
     title: str | None = None
     doc_id: str | None = None
     source: str | None = None

@@ -69,9 +69,6 @@ class KGQuery(StrictBody):
 @access(READ)
 def kg_query(body: KGQuery, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Answer function calls over the whole dataset graph; returns ``{text, calls}``."""
-    if not body.query.strip():
-        raise BadInput("query: must hold at least one get_relations(...) or get_triples(...) call",
-                       field="query")
     dataset = body.dataset
     if not dataset:
         names = [d["name"] for d in list_datasets(services.store)]

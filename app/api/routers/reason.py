@@ -25,12 +25,6 @@ router = APIRouter(tags=["reasoning"])
 EntityName = Annotated[str, StringConstraints(max_length=500, pattern=NONBLANK_IDENTIFIER_PATTERN)]
 
 
-def _not_blank(value: str | None, name: str) -> str | None:
-    if value is not None and not value.strip():
-        raise ValueError(f"{name} must not be blank")
-    return value
-
-
 # sample_id needs its dataset (else 422): said in the schema, so valid bodies are the accepted ones
 _SAMPLE_NEEDS_DATASET: dict[str, Any] = {"anyOf": [
     {"not": {"required": ["sample_id"]}}, {"properties": {"sample_id": {"type": "null"}}},
@@ -54,16 +48,10 @@ class StructGPTRequest(StrictBody):
     bidirectional: bool = True
     max_tokens_budget: int = Field(1024, ge=16, le=65536)
 
-    @field_validator("question")
-    @classmethod
-    def _q(cls, v: str) -> str:
-        return _not_blank(v, "question") or v
-
     @field_validator("topic_entities")
     @classmethod
     def _entities(cls, v: list[str]) -> list[str]:
-        if any(not e.strip() for e in v):
-            raise ValueError("topic entities must not be blank")
+        """Entity names without surrounding blanks (blank names are refused by their pattern)."""
         return [e.strip() for e in v]
 
 
@@ -77,11 +65,6 @@ class CoRAGRequest(StrictBody):
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     top_k: int = Field(5, ge=1, le=50)
     num_contexts: int = Field(20, ge=0, le=100)
-
-    @field_validator("question")
-    @classmethod
-    def _q(cls, v: str) -> str:
-        return _not_blank(v, "question") or v
 
 
 class Turn(StrictBody):

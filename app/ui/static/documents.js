@@ -5,7 +5,8 @@
 "use strict";
 
 (function () {
-  const { $, el, fmtNum, api, errorText, showError, views, authHeaders, askForKey } = window.NeoRAG;
+  const { $, el, fmtNum, api, errorText, showError, views, authHeaders, askForKey, progressBar, setBar, streamToken } =
+    window.NeoRAG;
 
   const root = $("#view-documents");
   const PAGE = 25;
@@ -64,21 +65,6 @@
     return (n / 1024 / 1024).toFixed(1) + " MiB";
   }
 
-  function bar(name) {
-    return el("div", { class: "progress", role: "progressbar", "aria-label": name + " progress",
-      "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" },
-      [el("div", { class: "fill" }), el("span", { class: "label", text: "" })]);
-  }
-
-  function setBar(node, pct, label, state) {
-    const p = Math.max(0, Math.min(100, Math.round(pct)));
-    node.setAttribute("aria-valuenow", String(p));
-    node.querySelector(".fill").style.width = p + "%";
-    node.querySelector(".label").textContent = label || p + "%";
-    node.classList.toggle("complete", state === "done");
-    node.classList.toggle("failed", state === "error");
-  }
-
   function ago(iso) {
     if (!iso) return "—";
     const d = new Date(iso);
@@ -101,7 +87,7 @@
   // ------------------------------------------------------------------ uploads
   function addRow(file) {
     const id = "up-" + (++uploadNo);
-    const progress = bar(file.name);
+    const progress = progressBar(file.name, true);
     const state = el("td", { class: "state-cell", text: "queued" });
     const row = el("tr", { id, "data-name": file.name, "data-state": "queued" }, [
       el("td", { class: "fname", text: file.name }), el("td", { class: "num", text: fmtBytes(file.size) }),
@@ -113,7 +99,7 @@
 
   function setRow(item, pct, label, stateName, text) {
     if (pct !== undefined && pct !== null) item.pct = Math.max(item.pct, pct);
-    setBar(item.progress, item.pct, label, stateName);
+    setBar(item.progress, item.pct, { label, complete: stateName === "done", failed: stateName === "error" });
     item.row.dataset.state = stateName;
     item.state.textContent = text || stateName;
     item.state.className = "state-cell " + stateName;
@@ -175,10 +161,8 @@
 
   /** The stream URL with a short-lived token when the server has API keys (EventSource sends no headers). */
   async function withStreamToken(url) {
-    const mint = () => api("POST", "/auth/stream-token", { path: "/ingest/stream" });
-    let data = await mint();
-    if (data && data.level === "read" && await askForKey("Ingesting needs a write key.")) data = await mint();
-    return data && data.token ? url + "&sse_token=" + encodeURIComponent(data.token) : url;
+    const token = await streamToken("Ingesting needs a write key.");
+    return token ? url + "&sse_token=" + encodeURIComponent(token) : url;
   }
 
   /** Follow the ingest of one stored upload over SSE; resolves with the result counts. */

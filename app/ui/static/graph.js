@@ -7,7 +7,7 @@
 "use strict";
 
 (function () {
-  const { $, el, api, fillKv, showError, views } = window.NeoRAG;
+  const { $, el, api, fillKv, showError, views, sampleSuggester } = window.NeoRAG;
 
   const COLORS = { Entity: "#3b5bdb", Chunk: "#2f9e44", Document: "#e8590c", KGEntity: "#7048e8",
     KGSample: "#c2255c", Question: "#e03131" };
@@ -295,18 +295,7 @@
     }, 150);
   }
 
-  let sampleTimer = null;
-  function suggestSamples() {
-    clearTimeout(sampleTimer);
-    sampleTimer = setTimeout(async () => {
-      const q = new URLSearchParams({ dataset: $("#graph-dataset").value.trim(), prefix: $("#graph-sample").value.trim(), limit: "50" });
-      if (!q.get("dataset")) return;
-      try {
-        const data = await api("GET", "/ui/api/kg/samples?" + q.toString());
-        $("#graph-samples").replaceChildren(...data.samples.map((s) => el("option", { value: s.sample_id })));
-      } catch (_) { /* optional */ }
-    }, 150);
-  }
+  const suggestSamples = sampleSuggester($("#graph-dataset"), $("#graph-sample"), $("#graph-samples"));
 
   $("#graph-entry").addEventListener("change", syncEntry);
   $("#graph-entity").addEventListener("input", suggestEntities);

@@ -3,7 +3,7 @@
 "use strict";
 
 (function () {
-  const { $, el, fillKv, showError, errorText, views } = window.NeoRAG;
+  const { $, el, fillKv, showError, errorText, views, progressBar, setBar, streamToken } = window.NeoRAG;
 
   const form = $("#ingest-form");
   const startBtn = $("#ingest-start");
@@ -25,16 +25,6 @@
     stateEl.textContent = text || name;
   }
 
-  function setBar(bar, pct, opts) {
-    const p = Math.max(0, Math.min(100, Math.round(pct)));
-    bar.setAttribute("aria-valuenow", String(p));
-    bar.querySelector(".fill").style.width = p + "%";
-    bar.classList.toggle("complete", p >= 100);
-    bar.classList.toggle("indeterminate", Boolean(opts && opts.indeterminate));
-    const label = bar.querySelector(".label");
-    if (label) label.textContent = (opts && opts.label) || p + "%";
-  }
-
   function log(line, cls) {
     const ts = new Date().toLocaleTimeString();
     logEl.append(el("span", { class: cls || "" , text: "[" + ts + "] " + line + "\n" }));
@@ -45,8 +35,7 @@
   function stageRow(name) {
     let st = run.stages.get(name);
     if (st) return st;
-    const bar = el("div", { class: "progress", role: "progressbar", "aria-label": name + " progress",
-      "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, [el("div", { class: "fill" })]);
+    const bar = progressBar(name, false);
     const counts = el("td", { class: "num counts", text: "" });
     const detail = el("td", { class: "detail", text: "" });
     const row = el("tr", { "data-stage": name }, [el("td", { class: "stage-name", text: name }),
@@ -152,11 +141,16 @@
     log("done", "ok");
   }
 
-  function fail(message) {
-    run.finished = "error";
+  /** End the run as ``finished`` (error / disconnected): the overall bar keeps the last counted stage's share. */
+  function endRun(finished, word) {
+    run.finished = finished;
     closeSource();
     const last = run.lastStage && run.stages.get(run.lastStage);
-    setBar(overall, last && last.counted ? last.pct : 0, { label: "failed" + (run.lastStage ? " in " + run.lastStage : "") });
+    setBar(overall, last && last.counted ? last.pct : 0, { label: word + (run.lastStage ? " in " + run.lastStage : "") });
+  }
+
+  function fail(message) {
+    endRun("error", "failed");
     overall.classList.add("failed");
     setState("error");
     showError(errorEl, message);
@@ -165,10 +159,7 @@
 
   /** The stream broke before `done`: keep what we know and offer to resume (the checkpoint skips done work). */
   function disconnected(why) {
-    run.finished = "disconnected";
-    closeSource();
-    const last = run.lastStage && run.stages.get(run.lastStage);
-    setBar(overall, last && last.counted ? last.pct : 0, { label: "interrupted" + (run.lastStage ? " in " + run.lastStage : "") });
+    endRun("disconnected", "interrupted");
     setState(why === "stopped" ? "stopped" : "disconnected");
     const where = run.lastStage ? " during stage “" + run.lastStage + "”" : "";
     $("#ingest-resume-text").textContent = (why === "stopped" ? "Stopped watching" : "Connection lost") + where +
@@ -241,20 +232,10 @@
       $("#ingest-elapsed").textContent = ((Date.now() - run.startedAt) / 1000).toFixed(1) + " s";
     }, 200);
     const current = run;
-    streamToken().then((token) => {
+    streamToken("Starting an ingest needs a write key.").then((token) => {
       if (run !== current || run.finished) return; // stopped (or restarted) while the token was on its way
       openStream(token ? url + "&sse_token=" + encodeURIComponent(token) : url, url);
     }, (e) => fail(e.message));
-  }
-
-  /** A short-lived token for the EventSource when the server has API keys (null when it has none). */
-  async function streamToken() {
-    const mint = () => window.NeoRAG.api("POST", "/auth/stream-token", { path: "/ingest/stream" });
-    let data = await mint();
-    if (data && data.level === "read" && await window.NeoRAG.askForKey("Starting an ingest needs a write key.")) {
-      data = await mint();
-    }
-    return data && data.token;
   }
 
   /** Open the EventSource on ``streamUrl`` (it may carry the token; ``url`` is the one shown and replayed). */

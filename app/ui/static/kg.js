@@ -3,7 +3,7 @@
 "use strict";
 
 (function () {
-  const { $, el, api, showError, views } = window.NeoRAG;
+  const { $, el, api, showError, views, sampleSuggester } = window.NeoRAG;
 
   let selectedRelation = null;
 
@@ -121,21 +121,9 @@
     if (sets.length && !sets.some((d) => d.name === ds.value)) ds.value = sets[0].name;
   }
 
-  let sampleTimer = null;
   /** Suggest sample ids of the dataset as the user types (GET /ui/api/kg/samples). */
-  function suggestSamples() {
-    clearTimeout(sampleTimer);
-    sampleTimer = setTimeout(async () => {
-      const query = new URLSearchParams({ dataset: $("#kg-dataset").value.trim(), prefix: $("#kg-sample").value.trim(),
-        limit: "50" });
-      if (!query.get("dataset")) return;
-      try {
-        const data = await api("GET", "/ui/api/kg/samples?" + query.toString());
-        $("#kg-samples").replaceChildren(...(data.samples || []).map((s) => el("option", { value: s.sample_id,
-          label: s.n_triples === null || s.n_triples === undefined ? "" : s.n_triples + " triples" })));
-      } catch (_) { /* suggestions are optional */ }
-    }, 150);
-  }
+  const suggestSamples = sampleSuggester($("#kg-dataset"), $("#kg-sample"), $("#kg-samples"),
+    (s) => s.n_triples === null || s.n_triples === undefined ? "" : s.n_triples + " triples");
 
   let shownSample = "";
   let samplePromise = Promise.resolve();
