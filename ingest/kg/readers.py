@@ -75,13 +75,18 @@ def _read_dir(path: Path, dataset: str, split: str | None, on_bad: OnBad | None)
 
 
 def _rog(row: Any, where: str, on_bad: OnBad | None) -> Iterator[KGRecord]:
-    """The record of a RoG row (none, reported, when ``on_bad`` is given and the row is bad)."""
-    if on_bad is not None:
-        problem = rog_problem(row)
-        if problem is not None:
-            on_bad(where, problem)
-            return
-    record = KGRecord.from_rog(row)
+    """The record of a RoG row (none, reported, when ``on_bad`` is given and the row is bad: checked
+    in full only when the record lost a triple, so a good row is read once)."""
+    try:
+        record = KGRecord.from_rog(row)
+    except (ValueError, AttributeError, TypeError):
+        if on_bad is None:
+            raise
+        on_bad(where, rog_problem(row) or "not a RoG record")
+        return
+    if on_bad is not None and len(record.triples) != len(row.get("graph", row.get("triples")) or []):
+        on_bad(where, rog_problem(row) or "a triple is not 3 non-empty values")
+        return
     record.origin = where
     yield record
 
