@@ -70,10 +70,13 @@ def _str_list(value: Any) -> list[str]:
 def clean_triples(graph: Any) -> list[Triple]:
     """Triples as 3-tuples of strings; rows that are not 3 non-empty values are dropped."""
     out: list[Triple] = []
+    append = out.append
     for item in graph:
         if item is None or len(item) != 3:
             continue
-        h, r, t = (str(x) for x in item)
+        h, r, t = item
+        if type(h) is not str or type(r) is not str or type(t) is not str:  # rare: numbers, None
+            h, r, t = str(h), str(r), str(t)
         if h and r and t:
-            out.append((h, r, t))
+            append((h, r, t))
     return out
