@@ -201,7 +201,8 @@ def main() -> None:
                   f"({loaded:,} distinct per sample), {done.report.samples_loaded} samples "
                   f"in {done.seconds:.1f}s = {done.triples_per_s:,.0f} distinct triples/s, "
                   f"{loaded / done.seconds:,.0f} per-sample triples/s (CSV {done.csv_seconds:.1f}s, "
-                  f"import {done.import_seconds:.1f}s, start + indexes + dataset node {rest:.1f}s)")
+                  f"import {done.import_seconds:.1f}s, start {done.info.start_seconds or 0:.1f}s + indexes + "
+                  f"dataset node {rest:.1f}s)")
         else:
             report = load_path(bs.store, work / "data", DATASET)
             loaded = report.triples
