@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,9 +64,12 @@ class BenchStore:
 
 @contextmanager
 def bench_store(backend: str, work: Path, heap: str | None = None, pagecache: str | None = None,
-                falkor_args: str | None = None, **settings: Any) -> Iterator[BenchStore]:
+                falkor_args: str | None = None,
+                before_start: Callable[[Neo4jServer, Settings], None] | None = None,
+                **settings: Any) -> Iterator[BenchStore]:
     """Start a fresh store of ``backend`` under ``work``; stopped (data left in ``work``) afterwards. Neo4j
-    runs with NeoRAG's own defaults (NEORAG_NEO4J_HEAP / _PAGECACHE) unless ``heap`` / ``pagecache``."""
+    runs with NeoRAG's own defaults (NEORAG_NEO4J_HEAP / _PAGECACHE) unless ``heap`` / ``pagecache``.
+    ``before_start`` (Neo4j): run on the stopped server first, e.g. a bulk import (which starts it)."""
     if backend == "embedded":
         server = (EmbeddedServer(work / "falkordb", port=free_port()) if falkor_args is None
                   else EmbeddedServer(work / "falkordb", port=free_port(), falkor_args=falkor_args))
@@ -86,6 +89,9 @@ def bench_store(backend: str, work: Path, heap: str | None = None, pagecache: st
     neo = Neo4jServer(work / "neo4j", Neo4jRuntime(base.neo4j_cache_dir, java=base.neo4j_java),
                       bolt_port=free_port(), http_port=free_port(), password=BENCH_PASSWORD,
                       heap=heap or base.neo4j_heap, pagecache=pagecache or base.neo4j_pagecache)
+    if before_start is not None:
+        before_start(neo, Settings(backend="neo4j", neo4j_uri=f"bolt://127.0.0.1:{neo.bolt_port}",
+                                   neo4j_password=BENCH_PASSWORD, llm_base_url=None, **settings))
     ninfo = neo.start()
     s = Settings(backend="neo4j", neo4j_uri=ninfo.uri, neo4j_password=BENCH_PASSWORD, llm_base_url=None,
                  **settings)

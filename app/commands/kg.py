@@ -1,4 +1,5 @@
-"""``neorag kg load PATH --dataset NAME [--split S] [--replace]``: load KG subgraphs into the store."""
+"""``neorag kg load PATH --dataset NAME [--split S] [--replace | --bulk [--force]]``: load KG subgraphs into
+the store (``--bulk``: Neo4j's importer into a fresh local Neo4j database, :mod:`app.commands.kg_bulk`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from app.commands.common import load_settings
+from app.commands.kg_bulk import require_local_neo4j, run_bulk
+from app.core.errors import BadInput
 from app.store.factory import embedded_server, make_store
 
 console = Console(stderr=True)
@@ -33,11 +36,23 @@ def register(cli: typer.Typer) -> None:
         entity_names: str = typer.Option(
             "auto", "--entity-names",
             help="KG-R1 folder: 'text' (entities_text.txt), 'mid' (entities.txt), 'auto' (text if present)."),
+        bulk: bool = typer.Option(
+            False, "--bulk", help="NEORAG_BACKEND=neo4j: import into a fresh local `neorag neo4j` database "
+            "with Neo4j's bulk importer (the server is started after), as `neorag neo4j import`."),
+        force: bool = typer.Option(False, "--force", help="--bulk: stop a running server and keep the old "
+                                   "database aside, import anyway."),
     ) -> None:
         """Load samples (idempotent: existing samples are skipped unless --replace)."""
         from ingest.kg.loader import load_path
 
         settings = load_settings()
+        if bulk or force:
+            if replace or not bulk:
+                raise BadInput("--bulk imports a fresh database (no --replace); --force goes with --bulk")
+            require_local_neo4j(settings)
+            run_bulk(settings, path, dataset, split=split, kb=kb, hops=hops, entity_names=entity_names,
+                     force=force)
+            return
         server = embedded_server(settings).start() if settings.backend == "embedded" else None
         store = make_store(settings, server)
         started = time.perf_counter()

@@ -1,5 +1,5 @@
-"""``neorag neo4j install | start | stop | status | dump | load``: a local Neo4j Community server without
-Docker, and its offline backup."""
+"""``neorag neo4j install | start | stop | status | dump | load | import``: a local Neo4j Community server
+without Docker, its offline backup, and the bulk import of a KG source."""
 
 from __future__ import annotations
 
@@ -123,5 +123,26 @@ def register(cli: typer.Typer) -> None:
             "serves it")
         if kept is not None:
             say(f"the previous database files were kept in {kept}")
+
+    @group.command("import")
+    def import_kg(
+        path: Path = typer.Argument(
+            ..., help="RoG parquet/JSON/JSONL, subgraphs folder, KG-R1 data folder, PathQuestion file."),
+        dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. webqsp, cwq, pq2h)."),
+        data_dir: Path = DATA_DIR,
+        split: str = typer.Option(None, "--split", help="Only this split (as `neorag kg load`)."),
+        kb: Path = typer.Option(None, "--kb", help="PathQuestion KB (default: beside PATH)."),
+        hops: int = typer.Option(None, "--hops", help="PathQuestion radius (default: path length)."),
+        entity_names: str = typer.Option("auto", "--entity-names",
+                                         help="KG-R1 folder: 'text', 'mid' or 'auto' (as `neorag kg load`)."),
+        force: bool = typer.Option(False, "--force", help="Stop a running server and keep the old database "
+                                   "aside, import anyway."),
+    ) -> None:
+        """Bulk-import a KG source into a fresh database with Neo4j's importer, then start the server
+        (the same graph as `neorag kg load`; refuses a running server or an existing database)."""
+        from app.commands.kg_bulk import run_bulk
+
+        run_bulk(load_settings(), path, dataset, data_dir, split=split, kb=kb, hops=hops,
+                 entity_names=entity_names, force=force)
 
     cli.add_typer(group, name="neo4j")

@@ -22,7 +22,7 @@ import json
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,9 @@ class KGR1Source:
     splits: list[str]
     skipped_lines: int = 0
     skipped_tuples: int = 0
+    # strict reading (the bulk import): (where, reason) of a sample skipped whole, instead of the
+    # warning and the trimmed sample of KG-R1's server
+    on_bad: Callable[[str, str], None] | None = None
 
     @property
     def uses_mids(self) -> bool:
@@ -90,14 +93,19 @@ class KGR1Source:
                         row = json.loads(line)
                     except json.JSONDecodeError as exc:
                         self.skipped_lines += 1
+                        if self.on_bad is not None:
+                            self.on_bad(f"{path.name} line {lineno}", f"not JSON: {exc.msg}")
+                            continue
                         log.warning("%s line %d is not JSON (%s): skipped, as KG-R1's server does",
                                     path.name, lineno, exc.msg)
                         continue
-                    record = self._record(row, split) if isinstance(row, dict) else None
+                    where = f"{path.name} line {lineno}"
+                    record = self._record(row, split, where) if isinstance(row, dict) else None
                     if record is not None:
+                        record.origin = where
                         yield record
 
-    def _record(self, row: dict[str, Any], split: str) -> KGRecord | None:
+    def _record(self, row: dict[str, Any], split: str, where: str = "") -> KGRecord | None:
         sample_id = row.get("id")
         if not sample_id:
             return None
@@ -116,6 +124,9 @@ class KGR1Source:
             except (ValueError, TypeError):
                 pass
             self.skipped_tuples += 1
+            if self.on_bad is not None:
+                self.on_bad(where, f"tuple {item!r} is outside the vocabularies"[:300])
+                return None
         members = {i for i in subgraph.get("entities") or () if isinstance(i, int) and 0 <= i < n_ent}
         answers = [_answer_text(a, self.uses_mids) for a in row.get("answers") or ()]
         return KGRecord(
@@ -159,9 +170,11 @@ def _answer_text(answer: Any, mids: bool) -> str:
     return str(answer) if answer is not None else ""
 
 
-def open_source(folder: Path, entity_names: str = "auto", split: str | None = None) -> KGR1Source:
+def open_source(folder: Path, entity_names: str = "auto", split: str | None = None,
+                on_bad: Callable[[str, str], None] | None = None) -> KGR1Source:
     """Open a KG-R1 dataset folder: names from ``entities_text.txt`` (``text``; ``auto`` when present)
-    or MIDs from ``entities.txt`` (``mid``); ``split`` one split only (default: train and test)."""
+    or MIDs from ``entities.txt`` (``mid``); ``split`` one split only (default: train and test);
+    ``on_bad``: strict reading (see :class:`KGR1Source`)."""
     if entity_names not in ENTITY_NAMES:
         raise BadInput(f"entity names must be one of {', '.join(ENTITY_NAMES)}, got {entity_names!r}",
                        field="entity_names")
@@ -176,7 +189,7 @@ def open_source(folder: Path, entity_names: str = "auto", split: str | None = No
     if missing or not splits:
         raise BadInput(f"{folder} has no {split_file(folder, (missing or ['train'])[0]).name}", field="split")
     relations = read_vocab(folder / "relations.txt")
-    return KGR1Source(folder, entity_file, read_vocab(entity_file), relations, splits)
+    return KGR1Source(folder, entity_file, read_vocab(entity_file), relations, splits, on_bad=on_bad)
 
 
 def store_relation_vocab(store: GraphStore, dataset: str, relations: list[str]) -> None:

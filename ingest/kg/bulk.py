@@ -1,0 +1,225 @@
+"""KG records -> the CSV input of Neo4j's ``neo4j-admin database import full`` (the bulk path).
+
+Writes the graph the online loader (:mod:`ingest.kg.loader`) writes, in one pass over the records:
+``KGEntity`` for every name in a triple, one ``KG_REL`` per distinct whole-graph triple (``samples``:
+how many samples hold it), ``KGFacts`` buckets (:func:`app.kg.facts.encode_facts`), ``KGSample`` nodes,
+one ``KG_FACT`` per distinct sample triple and the ``KG_TOPIC`` / ``KG_ANSWER`` links to entities of the
+graph. Samples are de-duplicated as the loader does (the first of an id wins; a sample's repeated triples
+collapse). A sample that the import cannot take (a name too long for an index key, a value larger than
+the tool's read buffer) is reported with where it was read and skipped.
+
+Every string is quoted (an unquoted empty field is null for the tool, a quoted one the empty string),
+arrays are joined by U+001F; the array values a CSV field cannot carry (an empty list, ``[""]``, an
+element holding U+001F) are returned as ``fixups`` for Cypher to set after the import.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import IO, Any
+
+from app.kg.facts import encode_facts
+from app.kg.keys import entity_key, entity_lkey, sample_key
+from ingest.kg.records import KGRecord, Triple
+
+ARRAY_DELIMITER = "\x1f"
+MAX_KEY_BYTES = 4_000  # indexed values (entity and sample keys): below Neo4j's range-index key limit
+MAX_FIELD_CHARS = 1_000_000  # any value: well inside the tool's 4 MiB read buffer (4 bytes a char)
+MAX_PROBLEMS = 100  # problems kept for the report (all are counted)
+
+# file stem -> (kind, label or type, header)
+FILES: dict[str, tuple[str, str, str]] = {
+    "entities": ("nodes", "KGEntity", ":ID(E),key,lkey,name,dataset"),
+    "samples": ("nodes", "KGSample", ":ID(S),key,dataset,sample_id,question,answers:string[],"
+                "q_entity:string[],a_entity:string[],n_triples:long,relations:string[],facts_buckets:long,"
+                "split"),
+    "facts": ("nodes", "KGFacts", "key,sample,facts"),
+    "rels": ("relationships", "KG_REL", ":START_ID(E),:END_ID(E),relation,dataset,samples:long"),
+    "fact_edges": ("relationships", "KG_FACT", ":START_ID(E),:END_ID(E),relation,sample"),
+    "topics": ("relationships", "KG_TOPIC", ":START_ID(S),:END_ID(E)"),
+    "answers": ("relationships", "KG_ANSWER", ":START_ID(S),:END_ID(E)"),
+}
+ARRAYS = ("answers", "q_entity", "a_entity", "relations")
+
+
+def q(text: str) -> str:
+    """A CSV string field, always quoted (RFC 4180: inner quotes doubled)."""
+    return '"' + text.replace('"', '""') + '"' if '"' in text else '"' + text + '"'
+
+
+def _array(values: list[str]) -> str | None:
+    """The CSV field of a string array, or None when CSV cannot carry it (see the module docstring)."""
+    if not values or values == [""] or any(ARRAY_DELIMITER in v for v in values):
+        return None
+    return q(ARRAY_DELIMITER.join(values))
+
+
+def _too_big(text: str, limit: int) -> bool:
+    return len(text) > limit // 4 and len(text.encode("utf-8")) > limit
+
+
+@dataclass
+class BulkReport:
+    """What the CSV pass read and wrote."""
+
+    dataset: str
+    samples_loaded: int = 0
+    samples_skipped: int = 0  # a later sample with an id already seen
+    samples_rejected: int = 0  # bad input: reported in ``problems`` and skipped
+    triples: int = 0  # distinct triples per sample, summed (the loader's count)
+    duplicates_collapsed: int = 0
+    distinct_triples: int = 0  # whole-graph KG_REL edges
+    entities: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    fixups: list[dict[str, Any]] = field(default_factory=list)  # kg_sample_upsert rows
+
+    def reject(self, where: str, reason: str) -> None:
+        """Count a skipped bad sample; keep the first ``MAX_PROBLEMS`` for the report."""
+        self.samples_rejected += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append((where, reason))
+
+
+class BulkWriter:
+    """Streams records into the CSV files of ``folder`` (:data:`FILES`); :meth:`finish` writes the
+    whole-graph edges and links, which need every sample first."""
+
+    def __init__(self, folder: Path, dataset: str, split: str | None = None) -> None:
+        self.folder, self.dataset, self.split = folder, dataset, split
+        self.report = BulkReport(dataset)
+        self.out: dict[str, IO[str]] = {}
+        for stem, (_, _, header) in FILES.items():
+            (folder / f"{stem}.header.csv").write_text(header + "\n", encoding="utf-8")
+            self.out[stem] = open(folder / f"{stem}.csv", "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self.qdataset = q(dataset)
+        self.ids: dict[str, int] = {}  # entity name -> import id
+        self.rel_q: dict[str, str] = {}  # relation -> quoted field
+        self.counts: Counter[Triple] = Counter()
+        self.links: list[tuple[int, list[str], list[str]]] = []  # (sample id, topics, answers)
+        self.seen: set[str] = set()
+
+    def add(self, record: KGRecord) -> None:
+        """Write one record (skipped when its id was seen; reported and skipped when bad)."""
+        report = self.report
+        if record.sample_id in self.seen:
+            report.samples_skipped += 1
+            return
+        key = sample_key(self.dataset, record.sample_id)
+        distinct = sorted(set(record.triples))
+        problem = self._problem(key, record, distinct)
+        if problem is None:
+            buckets, fact_rows = encode_facts(key, distinct, record.extra)
+            if any(len(row["facts"]) > MAX_FIELD_CHARS for row in fact_rows):
+                problem = "a fact bucket is larger than the import's read buffer"
+        if problem is not None:
+            report.reject(record.origin or record.sample_id, problem)
+            return
+        self.seen.add(record.sample_id)
+        sid = report.samples_loaded
+        report.samples_loaded += 1
+        report.duplicates_collapsed += len(record.triples) - len(distinct)
+        report.triples += len(distinct)
+        qkey = q(key)
+        self._facts(fact_rows)
+        self._edges(qkey, distinct)
+        self.counts.update(distinct)
+        self._sample(sid, key, qkey, record, distinct, buckets)
+        self.links.append((sid, list(dict.fromkeys(record.q_entity)), list(dict.fromkeys(record.a_entity))))
+
+    def _problem(self, key: str, record: KGRecord, distinct: list[Triple]) -> str | None:
+        """Why the import cannot take this sample, or None (a C-speed length scan; details only when
+        some value is long)."""
+        if _too_big(key, MAX_KEY_BYTES):
+            return f"its id is longer than {MAX_KEY_BYTES} bytes"
+        room = (MAX_KEY_BYTES - len(key)) // 4  # a name this long (4 bytes a char at most) fits a key
+        if distinct and max(map(len, chain.from_iterable(distinct))) > room:
+            for h, r, t in distinct:
+                for name in (h, t):
+                    if _too_big(entity_key(self.dataset, name), MAX_KEY_BYTES):
+                        return f"an entity name is longer than {MAX_KEY_BYTES} bytes ({name[:40]!r}...)"
+                if _too_big(r, MAX_FIELD_CHARS):
+                    return "a relation name is too long"
+        values = [record.question, *record.answers, *record.q_entity, *record.a_entity]
+        if any(_too_big(v, MAX_FIELD_CHARS) for v in values):
+            return f"a question, answer or entity is longer than {MAX_FIELD_CHARS:,} characters"
+        return None
+
+    def _facts(self, rows: list[dict[str, Any]]) -> None:
+        self.out["facts"].write("".join(f'{q(r["key"])},{q(r["sample"])},{q(r["facts"])}\n' for r in rows))
+
+    def _entity(self, name: str) -> int:
+        eid = self.ids[name] = len(self.ids)
+        self.out["entities"].write(f"{eid},{q(entity_key(self.dataset, name))},"
+                                   f"{q(entity_lkey(self.dataset, name))},{q(name)},{self.qdataset}\n")
+        return eid
+
+    def _relation(self, rel: str) -> str:
+        quoted = self.rel_q[rel] = q(rel)
+        return quoted
+
+    def _edges(self, qkey: str, distinct: list[Triple]) -> None:
+        ids, rel_q = self.ids, self.rel_q
+        lines = []
+        for h, r, t in distinct:
+            hid = ids.get(h)
+            if hid is None:
+                hid = self._entity(h)
+            tid = ids.get(t)
+            if tid is None:
+                tid = self._entity(t)
+            lines.append(f"{hid},{tid},{rel_q.get(r) or self._relation(r)},{qkey}\n")
+        self.out["fact_edges"].write("".join(lines))
+
+    def _sample(self, sid: int, key: str, qkey: str, record: KGRecord, distinct: list[Triple],
+                buckets: int) -> None:
+        arrays = {"answers": record.answers, "q_entity": record.q_entity, "a_entity": record.a_entity,
+                  "relations": sorted({r for _, r, _ in distinct})}
+        fields = {name: _array(values) for name, values in arrays.items()}
+        fix = {name: arrays[name] for name, value in fields.items() if value is None}
+        if fix:
+            self.report.fixups.append({"key": key, "props": fix})
+        split = record.split or self.split
+        self.out["samples"].write(
+            f"{sid},{qkey},{self.qdataset},{q(record.sample_id)},{q(record.question)},"
+            f"{fields['answers'] or ''},{fields['q_entity'] or ''},{fields['a_entity'] or ''},"
+            f"{len(distinct)},{fields['relations'] or ''},{buckets},{q(split) if split else ''}\n")
+
+    def finish(self) -> BulkReport:
+        """Write the whole-graph edges and the sample links, close the files; the report."""
+        ids, rel_q, ds = self.ids, self.rel_q, self.qdataset
+        out = self.out["rels"]
+        batch: list[str] = []
+        for (h, r, t), n in self.counts.items():
+            batch.append(f"{ids[h]},{ids[t]},{rel_q[r]},{ds},{n}\n")
+            if len(batch) >= 50_000:
+                out.write("".join(batch))
+                batch = []
+        out.write("".join(batch))
+        for sid, topics, answers in self.links:
+            for stem, names in (("topics", topics), ("answers", answers)):
+                found = [ids[n] for n in names if n in ids]
+                if found:
+                    self.out[stem].write("".join(f"{sid},{eid}\n" for eid in found))
+        for handle in self.out.values():
+            handle.close()
+        self.report.distinct_triples = len(self.counts)
+        self.report.entities = len(ids)
+        return self.report
+
+    def close(self) -> None:
+        """Close the files (after a failure; :meth:`finish` closes them too)."""
+        for handle in self.out.values():
+            handle.close()
+
+    def tool_args(self) -> list[str]:
+        """The import tool's file arguments (header file first). Fields may hold newlines (``facts``
+        always does): multi-line parsing v1, about 30% slower than none; v2 (multi-line files named)
+        fails on 5.26.30 once a file exceeds its 4 MiB read buffer ("found CR outside a text cell")."""
+        args = []
+        for stem, (kind, name, _) in FILES.items():
+            args.append(f"--{kind}={name}={self.folder / f'{stem}.header.csv'},{self.folder / f'{stem}.csv'}")
+        return [*args, f"--array-delimiter=U+{ord(ARRAY_DELIMITER):04X}", "--id-type=integer",
+                "--multiline-fields=true"]
