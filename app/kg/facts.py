@@ -107,9 +107,12 @@ def adjacency(triples: Iterable[Triple]) -> Adjacency:
     return adj
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # built once, not per call
+
+
 def _dumps(value: object) -> str:
     """Compact JSON with non-ASCII kept; JSON escapes control characters, so a raw newline ends a line."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _encode(value)
 
 
 def _repeats_by_fold(extra: FactsExtra) -> dict[str, dict[str, list[list[Any]]]]:
