@@ -128,7 +128,7 @@ def test_config_binds_loopback_and_apoc_is_a_flag(tmp_path: Path) -> None:
 def test_config_bounds_transaction_logs_and_the_bolt_shutdown_wait(tmp_path: Path) -> None:
     text = Neo4jServer(tmp_path, Neo4jRuntime(tmp_path / "c")).config_text()
     assert "db.tx_log.rotation.retention_policy=128M size" in text  # not Neo4j's "2 days" of logs
-    assert "db.tx_log.rotation.size=64M" in text and "db.checkpoint.interval.volume=128m" in text
+    assert "db.tx_log.rotation.size=64M" in text and "db.checkpoint.interval.tx=200" in text
     assert "internal.server.bolt.thread_pool_shutdown_wait_time=1s" in text
 
 
