@@ -69,6 +69,8 @@ async def retrieve(request: Request) -> Response:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer past the conversion limit
+        raise BadInput(f"body: {str(exc)[:200]}", field="body") from None
     services = get_services(request)
     settings = services.settings
     fmt = answer_format(request.query_params.get("format"), settings.kg_default_format)
