@@ -164,8 +164,11 @@ class CacheStats(_Open):
 
     embedding_cache_size: int
     answer_cache_size: int
-    embedding_cache_keys: list[str]
+    embedding_cache_keys: list[str] = Field(
+        description="The most recent 50 keys: `sha256:<16 hex>` digests of their text; the texts with "
+                    "?texts=true (a write key)")
     answer_cache_keys: list[str]
+    keys_shown_as: Literal["sha256", "text"]
 
 
 class Cleared(_Open):

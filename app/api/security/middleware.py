@@ -246,6 +246,14 @@ class AccessGuard:
                                     "message": f"body: {what} the limit of {limit} bytes ({setting})"})
 
 
+def writer(request: Any) -> bool:
+    """Whether a request may see what only a write key may: keys are off, or it carried a write key."""
+    policy: Policy | None = getattr(request.app.state, "policy", None)
+    if policy is None or not policy.keys.enabled:
+        return True
+    return bool(request.scope.get("state", {}).get(CREDENTIAL_KEY) == WRITE)
+
+
 def _presented_key(headers: dict[bytes, bytes]) -> bytes | None:
     auth = headers.get(b"authorization")
     if auth is not None:
