@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +29,7 @@ from ingest.paths import check_allowed
 from ingest.relations_only import validate_relations_only
 
 router = APIRouter(tags=["ingest"])
+log = logging.getLogger(__name__)
 HEARTBEAT_S = 15.0
 
 
@@ -98,6 +100,7 @@ def ingest(body: IngestRequest = Body(None), params: _Params = Depends(),
     except NeoRAGError:
         raise
     except Exception as exc:  # noqa: BLE001 - one JSON line instead of a bare 500
+        log.exception("ingest of %s failed", target)  # the traceback, as /ingest/stream logs it
         return JSONResponse(status_code=500, content={"error": "ingest_failed",
                                                       "message": f"{type(exc).__name__}: {exc}"})
 
