@@ -125,11 +125,15 @@ def _load(ctx: RunContext, path: Path, seen: set[str]) -> list[SourceDoc] | None
         _file_error(ctx, path, refused)
         return None
     try:
-        loaded = load_file(path, seen)
+        loaded = load_file(path, seen, ctx.services.settings.ingest_max_file_chars)
     except LoadError as exc:
         _file_error(ctx, path, str(exc))
         return None
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
+        return None
+    except Exception as exc:  # noqa: BLE001 - one file's failure, whatever it is, never stops the others
+        log.warning("reading %s failed", path, exc_info=True)
         _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
         return None
     ctx.result.replaced_chars += loaded.replaced_chars

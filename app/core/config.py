@@ -131,6 +131,10 @@ class Settings(BaseSettings):
         default=[Path("./data")], description="Paths HTTP ingest may read (symlinks resolved); CWD-relative.")
     ingest_chunk_size: int = Field(default=800, ge=50, description="Chunk size in characters.")
     ingest_chunk_overlap: int = Field(default=120, ge=0, description="Overlap of consecutive chunks (chars).")
+    ingest_max_file_chars: int = Field(
+        default=2_000_000, ge=0,
+        description="Most characters of text one document file (.txt, .md, .pdf) may give (a small PDF can "
+                    "expand to millions); past it the file is a per-file error. 0 = no limit.")
     ingest_batch_size: int = Field(
         default=512, ge=1, le=5000,
         description="Chunks per embed/write batch (the encoder sorts by length within it: bigger pads less).")
