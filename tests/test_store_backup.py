@@ -52,6 +52,7 @@ def test_backup_wipe_restore_gives_the_same_graph(tmp_path: Path, embedder: obje
         before, vectors = canonical_dump(store), embeddings(store)
         assert before["nodes"] and before["edges"]
         # a snapshot while serving, through the CLI
+        (tmp_path / "b").mkdir()  # the folder must exist: backup never creates one
         done = _cli("backup", "--to", str(tmp_path / "b" / "snap.rdb"), data_dir=source.data_dir)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "backup written" in done.stdout
@@ -144,3 +145,27 @@ def test_store_dirs_are_never_scanned_and_old_store_warned(tmp_path: Path,
     text = legacy_store_warning(Settings(data_dir=tmp_path / ".neorag"))
     assert text is not None and "data/falkordb" in text and "mv data/falkordb" in text
     assert legacy_store_warning(Settings(falkor_data_dir=Path("data/falkordb"))) is None
+
+
+def test_backup_to_a_path_it_cannot_write_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """`neorag db backup /proc/x.rdb` crashed with a traceback and left dump.rdb behind; a missing folder
+    was created silently. Now: one line, nothing left over, no folder made (issue 25, item 9)."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    try:
+        for target, fragment in ((Path("/proc/neorag-backup-test.rdb"), "cannot write"),
+                                 (tmp_path / "no" / "such" / "b.rdb", "does not exist; create it first"),
+                                 (tmp_path, "is a folder")):
+            with pytest.raises(BadInput, match=fragment):
+                backup(server, target)
+        assert not (tmp_path / "no").exists()
+        left = sorted(p.name for p in (tmp_path / "db").iterdir())
+        assert not [n for n in left if n.endswith((".rdb", ".partial"))], left
+        assert server.status() is not None  # the store still serves
+        cli = _cli("backup", "/proc/neorag-backup-test.rdb", data_dir=tmp_path / "db")
+        out = cli.stdout + cli.stderr
+        assert cli.returncode == 2 and "error:" in out and "Traceback" not in out, out
+        assert "cannot write /proc/neorag-backup-test.rdb" in " ".join(out.split()), out
+        assert "dump.rdb" not in os.listdir(tmp_path / "db")
+    finally:
+        server.stop()

@@ -26,10 +26,28 @@ MANIFEST = "appendonly.aof.manifest"
 BACKUP_LOCK = "neorag-backup.lock"
 
 
+def check_target(target: Path) -> Path:
+    """The resolved backup file, or BadInput (one line) before anything is started: its folder must exist
+    (it is not created: a typo in the path should not make a new tree) and be writable, and it must not
+    be a folder."""
+    target = Path(target).expanduser().resolve()
+    folder = target.parent
+    if not folder.is_dir():
+        raise BadInput(f"--to: the folder {folder} does not exist; create it first (mkdir -p {folder})",
+                       field="to")
+    if target.is_dir():
+        raise BadInput(f"--to: {target} is a folder; name the backup file (e.g. {target}/neorag.rdb)",
+                       field="to")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise BadInput(f"--to: cannot write to the folder {folder} (permission denied)", field="to")
+    return target
+
+
 def backup(server: EmbeddedServer, target: Path, wait_s: float = 3600.0) -> int:
-    """Write a consistent snapshot of the store to ``target``; returns its size in bytes."""
-    target = Path(target).resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Write a consistent snapshot of the store to ``target``; returns its size in bytes. A target that
+    cannot be written is refused before the store is touched, and a failed copy leaves nothing behind
+    (neither a partial file nor the server's ``dump.rdb``)."""
+    target = check_target(target)
     info = server.status()
     started = info is None
     if info is None:
@@ -39,9 +57,14 @@ def backup(server: EmbeddedServer, target: Path, wait_s: float = 3600.0) -> int:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one snapshot at a time per store (they share dump.rdb)
             dump = _bgsave(info.host, info.port, server.data_dir, wait_s)
             tmp = target.with_name(f".{target.name}.partial")
-            shutil.copyfile(dump, tmp)
-            os.replace(tmp, target)
-            dump.unlink(missing_ok=True)
+            try:
+                shutil.copyfile(dump, tmp)
+                os.replace(tmp, target)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise BadInput(f"--to: cannot write {target}: {exc.strerror or exc}", field="to") from None
+            finally:
+                dump.unlink(missing_ok=True)
     finally:
         if started:
             server.stop()
