@@ -263,3 +263,23 @@ def test_integers_past_python_conversion_limit_are_400(conn: http.client.HTTPCon
     as_text = json.dumps([dict(ITEM, entity_id=HUGE)]).encode()
     status, answers, _ = _send(conn, "POST", "/retrieve", as_text, JSON)
     assert status == 200 and isinstance(answers, list) and len(answers) == 1, answers
+
+
+@pytest.mark.parametrize("request_line",
+                         [b"FOO /health HTTP/1.1", b"GET /health HTTP/9.9", b"GE\x01T / HTTP/1.1"])
+def test_a_request_the_http_parser_refuses_is_a_json_400(served: LiveServer, request_line: bytes) -> None:
+    """uvicorn answered a plain-text 400 for these (issue 25, item 9); `neorag serve` and its workers use
+    the JSON protocol (uvicorn_options), as this server does."""
+    import socket
+
+    parts = urlsplit(served.url)
+    with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=30) as sock:
+        sock.sendall(request_line + b"\r\nHost: 127.0.0.1\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), raw[:300]
+    assert b"content-type: application/json" in head.lower(), head
+    answer = json.loads(body)
+    assert answer["error"] == "bad_request" and answer["message"].startswith("malformed HTTP request"), answer
