@@ -12,7 +12,7 @@ import pytest
 
 from app.commands.db import legacy_store_warning
 from app.core.config import REPO_ROOT, Settings
-from app.core.errors import BadInput
+from app.core.errors import BadInput, StoreUnavailable
 from app.store.backup import backup, restore
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import EmbeddedServer, has_data
@@ -169,3 +169,68 @@ def test_backup_to_a_path_it_cannot_write_is_one_line_and_leaves_nothing(tmp_pat
         assert "dump.rdb" not in os.listdir(tmp_path / "db")
     finally:
         server.stop()
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+            and p.suffix != ".log"}
+
+
+def test_restore_verifies_the_whole_file_first(tmp_path: Path) -> None:
+    """A truncated or bit-flipped backup passed the 5-byte header check and made the live store restart in a
+    loop; now a scratch FalkorDB loads the whole file first: a bad one is refused with FalkorDB's own reason
+    (even with --force) and the live data is untouched; a good one reports its counts (issue 25, item 4)."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": f"d{i}", "title": "T", "source": "t.txt", "props": {}}
+                                          for i in range(50)])
+    store.close()
+    snap = tmp_path / "snap.rdb"
+    backup(server, snap)
+    server.stop()
+    good = snap.read_bytes()
+    truncated, flipped = tmp_path / "truncated.rdb", tmp_path / "flipped.rdb"
+    truncated.write_bytes(good[: len(good) // 2])
+    middle = len(good) // 2
+    flipped.write_bytes(good[:middle] + bytes([good[middle] ^ 0x40]) + good[middle + 1:])
+    live = _tree(tmp_path / "db")
+    for bad in (truncated, flipped):
+        for force in (False, True):
+            with pytest.raises(BadInput, match="is not a loadable backup, the store was not touched") as err:
+                restore(EmbeddedServer(tmp_path / "db"), bad, force=True) if force else \
+                    restore(EmbeddedServer(tmp_path / "empty"), bad)
+            assert "FalkorDB said:" in str(err.value) and "test-memory" not in str(err.value), err.value
+        assert _tree(tmp_path / "db") == live  # nothing of the live store moved or changed
+    assert not (tmp_path / "empty" / "appendonlydir").exists()
+    cli = _cli("restore", str(truncated), data_dir=tmp_path / "empty")
+    out = " ".join((cli.stdout + cli.stderr).split())
+    assert cli.returncode == 2 and "is not a loadable backup" in out and "Traceback" not in out, out
+    done = _cli("restore", str(snap), data_dir=tmp_path / "fresh")
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 0 and "verified" in out and "50 nodes" in out, out
+    fresh = EmbeddedServer(tmp_path / "fresh")
+    fresh.start()
+    try:
+        assert _store(fresh).run("document_sources_count")[0]["n"] >= 0  # it loads and answers
+    finally:
+        fresh.stop()
+
+
+def test_a_store_that_cannot_start_reports_the_real_reason(tmp_path: Path) -> None:
+    """A corrupt store file: the start error (what the supervisor logs) names FalkorDB's reason, not the
+    closing advice of its crash report ("Suspect RAM error? Use redis-server --test-memory")."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
+    store.close()
+    server.stop()
+    base = next((tmp_path / "db" / "appendonlydir").glob("*.base.rdb"))
+    data = base.read_bytes()
+    base.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreUnavailable) as err:
+        EmbeddedServer(tmp_path / "db").start()
+    why = err.value.why
+    assert "test-memory" not in why and "RAM" not in why, why
+    assert any(word in why.lower() for word in ("rdb", "short read", "eof", "bad file", "error")), why

@@ -6,6 +6,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -143,6 +144,21 @@ def _kill_orphan(pid: int) -> None:
         time.sleep(0.05)
     if _pid_alive(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+_REASON = re.compile(r"error|bad file|short read|unexpected|corrupt|checksum|fail|can't|cannot|fatal|"
+                     r"unrecoverable|truncated|invalid", re.I)
+_ADVICE = re.compile(r"test-memory|RAM error|BUG REPORT|report the crash|github\.com|------|===", re.I)
+
+
+def start_error(log_text: str) -> str:
+    """The informative lines of the last start in a redis log (see ``EmbeddedServer._log_tail``)."""
+    lines = log_text.strip().splitlines()
+    starts = [i for i, line in enumerate(lines) if "oO0OoO0OoO0Oo" in line]  # redis's "starting" banner
+    last = lines[starts[-1]:] if starts else lines
+    reasons = [line.strip() for line in last if _REASON.search(line) and not _ADVICE.search(line)]
+    chosen = list(dict.fromkeys(reasons))[:3] or [line.strip() for line in last[-3:]]
+    return " | ".join(chosen)[:1000]
 
 
 class EmbeddedServer:
@@ -289,11 +305,14 @@ class EmbeddedServer:
         ]
 
     def _log_tail(self) -> str:
+        """Why the last start failed, from the log: the lines of that start naming an error (a corrupt AOF
+        or RDB: "Bad file format", "Short read", "Unexpected EOF"), not the closing advice of redis's crash
+        report ("Suspect RAM error? Use redis-server --test-memory"); else the last three lines."""
         try:
-            lines = (self.data_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()
-            return " | ".join(lines[-3:])
+            text = (self.data_dir / LOG_FILE).read_text(errors="replace")
         except OSError:
             return ""
+        return start_error(text)
 
     def stop(self, timeout_s: float = 10.0, compact_wait_s: float = 300.0) -> bool:
         """Stop the server of this data dir (AOF compacted, then flushed); returns whether one was running."""
