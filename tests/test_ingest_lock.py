@@ -216,3 +216,34 @@ def test_a_failed_release_is_an_error(settings: Settings, store: FalkorStore, tm
         assert events[-1]["stage"] == "error" and "releasing its lock" in events[-1]["error"], events[-1]
     errors = [r for r in caplog.records if r.name == "app.services.store_lock" and r.levelno == logging.ERROR]
     assert len(errors) == 2 and "simulated store failure" in errors[0].getMessage()
+
+
+@pytest.mark.backends("falkordb")  # the append-only file is the embedded FalkorDB's (Neo4j has its own logs)
+def test_ingest_and_delete_jobs_compact_the_store_aof(settings: Settings, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """After every write job (POST /ingest, a delete) the AOF is rewritten once it grew past
+    NEORAG_FALKOR_AOF_REWRITE_MB (issue 25, item 5; app/store/aof.py does the rewrite)."""
+    import app.store.aof as aof
+
+    calls: list[tuple[int, int, bool]] = []
+    original = aof.compact_if_grown
+
+    def spy(host: str, port: int, threshold: int) -> bool:
+        started = original(host, port, threshold)
+        calls.append((port, threshold, started))
+        return started
+
+    monkeypatch.setattr(aof, "compact_if_grown", spy)
+    root = _corpus(tmp_path)
+    cfg = settings.model_copy(update={"ingest_roots": [root], "falkor_aof_rewrite_mb": 1})
+    with app_client(cfg) as client:
+        assert client.post("/ingest", json={"path": str(root / "docs")}).status_code == 200
+        assert [(port, threshold) for port, threshold, _ in calls] == [(cfg.falkor_port, 1_000_000)]
+        up = client.post("/documents", files={"file": ("memo.txt", b"The memo names Ada as the owner.")})
+        doc = up.json()["documents"][0]["id"]
+        assert client.delete(f"/documents/{doc}").status_code == 200
+        assert len(calls) == 3  # the upload's ingest and the delete
+    off = settings.model_copy(update={"ingest_roots": [root], "falkor_aof_rewrite_mb": 0})
+    with app_client(off) as client:
+        assert client.post("/ingest", json={"path": str(root / "docs")}).status_code == 200
+    assert len(calls) == 3  # 0 = off

@@ -38,6 +38,11 @@ class Settings(BaseSettings):
                                   description="Embedded store files (default <NEORAG_DATA_DIR>/falkordb).")
     falkor_port: int = Field(0, description="0 = pick a free port (remembered in the data dir).")
     falkor_host: str = "127.0.0.1"
+    falkor_aof_rewrite_mb: int = Field(
+        16, ge=0, description="Keep the embedded store's append-only file compact: after an ingest or delete "
+                              "job, rewrite it as a snapshot once this many MB were appended since the last "
+                              "rewrite; the server also rewrites by itself from this size. Crash recovery "
+                              "time follows the AOF's size. 0 = off (redis's 64 MB default).")
     falkor_module_args: str = Field(
         "DELTA_MAX_PENDING_CHANGES 100000",
         description="FalkorDB module arguments for the embedded server (NAME VALUE pairs; never BOLT_PORT).")

@@ -50,6 +50,7 @@ class IngestJob:
         self.error: BaseException | None = None
         self.what = "ingest"  # or "delete" (a path held by IngestJobs.holding)
         self.store_lock: StoreLock | None = None  # the same path held against other processes on the store
+        self.aof_rewrite_mb = 0  # NEORAG_FALKOR_AOF_REWRITE_MB of the services it runs on
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.put(event)
@@ -93,12 +94,15 @@ class IngestJobs:
                 self._active.pop(job.key, None)
             raise
         job.store_lock = lock
+        job.aof_rewrite_mb = services.settings.falkor_aof_rewrite_mb
 
     def _release(self, job: IngestJob) -> None:
         """Drop the store lock, then the in-process claim; raises StoreUnavailable when the store lock could
-        not be dropped (the claim is dropped all the same)."""
+        not be dropped (the claim is dropped all the same). The embedded store's AOF is compacted first
+        when the job grew it past NEORAG_FALKOR_AOF_REWRITE_MB (crash recovery stays fast)."""
         try:
             if job.store_lock is not None:
+                compact_after_job(job.store_lock.store, job.aof_rewrite_mb)
                 job.store_lock.release()
         finally:
             with self._lock:
@@ -179,6 +183,15 @@ class IngestJobs:
 
         threading.Thread(target=work, name=f"ingest:{path.name}", daemon=True).start()
         return job
+
+
+def compact_after_job(store: Any, rewrite_mb: int) -> bool:
+    """After a write job on the embedded store: rewrite its AOF when it grew past ``rewrite_mb`` MB."""
+    if getattr(store, "backend", None) != "embedded" or rewrite_mb <= 0:
+        return False
+    from app.store.aof import compact_if_grown
+
+    return compact_if_grown(store.host, store.port, rewrite_mb * 1_000_000)
 
 
 def ingest_jobs(services: Services) -> IngestJobs:

@@ -18,6 +18,7 @@ import redis
 
 from app.core.child import die_with_parent
 from app.core.errors import ConfigError, StoreUnavailable
+from app.store.aof import server_args
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +166,10 @@ class EmbeddedServer:
     """Manages one FalkorDB server per data directory (pid/port state file)."""
 
     def __init__(self, data_dir: Path, port: int = 0, host: str = "127.0.0.1",
-                 falkor_args: str | tuple[str, ...] = DEFAULT_MODULE_ARGS) -> None:
+                 falkor_args: str | tuple[str, ...] = DEFAULT_MODULE_ARGS, aof_rewrite_mb: int = 16) -> None:
+        """``aof_rewrite_mb``: the server rewrites its AOF by itself from this size (app/store/aof.py)."""
         self.data_dir = Path(data_dir).resolve()
+        self.aof_rewrite_mb = aof_rewrite_mb
         self.requested_port = port
         self.host = host
         self.falkor_args = module_args(falkor_args)
@@ -301,6 +304,7 @@ class EmbeddedServer:
         return [
             server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
             "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
+            *server_args(self.aof_rewrite_mb),
             "--loadmodule", module, *self.falkor_args, "--logfile", str(self.data_dir / LOG_FILE),
         ]
 
