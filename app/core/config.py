@@ -159,7 +159,7 @@ class Settings(BaseSettings):
         description="Checkpoint dir; unset = <NEORAG_DATA_DIR>/checkpoints (never beside the sources).")
 
     # --- KG actions and function-call bridge (issue 3) ---------------------
-    kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 413).")
+    kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 422).")
     kg_cache_max_triples: int = Field(
         5_000_000, ge=0, description="KG action read cache bound in triples held (0 = no cache).")
     kg_bridge_top_k: int = Field(10, ge=1, description="POST /kg/query: relations kept per get_relations.")

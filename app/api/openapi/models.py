@@ -239,6 +239,17 @@ class KGSample(_Open):
     question: str | None = None
 
 
+# OpenAPI before 3.2: the `schema` of text/event-stream describes ONE event, as a client parses it
+SSE_EVENT: dict[str, Any] = {
+    "type": "object", "required": ["data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["start", "result", "message"],
+                  "description": "`start`, `result`, or `message` (no `event:` line: a stage, done, error)"},
+        "data": {"type": "string", "description": "A JSON object as text: `{}` (start), `{\"stage\": ...}`"},
+        "id": {"type": "string"},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+}
 SSE_DESCRIPTION = ("Server-sent events: `event: start`, stage lines (`data: {\"stage\": ...}`), "
                    "`event: result`, "
                    "then `data: {\"stage\": \"done\"}` (or `{\"stage\": \"error\", \"error\": ...}`).")

@@ -35,7 +35,7 @@ FLUSH_BYTES = 1 << 20  # body bytes handed to the parser (and disk) at a time
 DOC_ID_PATTERN = ID_PATTERN.pattern
 MAX_OFFSET = 1_000_000_000
 _UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {
-    "schema": {"type": "object", "required": ["file"], "properties": {
+    "schema": {"type": "object", "required": ["file"], "additionalProperties": False, "properties": {
         "file": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary"},
                  "description": "One or more files (repeat the part); names must end in an extension "
                                 "ingest reads (.txt, .md, .pdf, .json, ...), else 415; an empty file is "

@@ -15,7 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
 from app.api.openapi import errors, ok
-from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
+from app.api.openapi.models import SSE_DESCRIPTION, SSE_EVENT, IngestCounts
 from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
 from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
@@ -106,7 +106,7 @@ def ingest(body: IngestRequest = Body(None), params: _Params = Depends(),
 
 
 @router.get("/ingest/stream", response_model=None, response_class=EventSourceResponse, responses={
-    200: {"description": SSE_DESCRIPTION, "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    200: {"description": SSE_DESCRIPTION, "content": {"text/event-stream": {"schema": SSE_EVENT}}},
     **errors(403, 404, 409)})
 @access(WRITE)
 async def ingest_stream(path: str = Query(..., min_length=1, max_length=4096, pattern=NONBLANK_TEXT_PATTERN,

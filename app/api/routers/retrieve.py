@@ -37,7 +37,7 @@ _ANSWERS = {"anyOf": [
 _DOCS: dict[str, Any] = {
     "openapi_extra": {**json_body(RETRIEVE_BODY), "parameters": RETRIEVE_PARAMETERS},
     "responses": {200: {"description": "KG answers, or passages",
-                        "content": {"application/json": {"schema": _ANSWERS}}}, **errors(413)},
+                        "content": {"application/json": {"schema": _ANSWERS}}}, **errors(413, 422)},
 }
 
 
@@ -77,7 +77,7 @@ async def retrieve(request: Request) -> Response:
     if isinstance(data, list):
         limit = settings.kg_max_batch
         if len(data) > limit:
-            return JSONResponse(status_code=413, content={
+            return JSONResponse(status_code=422, content={  # the schema's maxItems: a schema violation
                 "error": "batch_too_large", "field": "body",
                 "message": f"body: {len(data)} actions exceed the limit of {limit} (NEORAG_KG_MAX_BATCH)"})
         for index, item in enumerate(data):
