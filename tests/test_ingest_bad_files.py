@@ -84,8 +84,13 @@ def test_an_upload_that_cannot_be_ingested_is_removed(settings: Settings, tmp_pa
             resp = client.post("/documents", files={"file": (path.name, path.read_bytes())})
             assert resp.status_code == 201, resp.text
             entry = resp.json()["documents"][0]
-            assert entry["ingest_error"] and entry["removed"] is True, entry
+            assert entry["ingest_error"] and entry["removed"] is True and entry["id"] is None, entry
             assert not [p for p in Path(uploads).rglob(path.name)], "the failed upload was left on disk"
+        blank = write_pdf(tmp_path / "blank.pdf", [[]])  # no text at all: nothing to list, so removed too
+        empty = client.post("/documents", files={"file": ("blank.pdf", blank.read_bytes())}).json()
+        entry = empty["documents"][0]
+        assert entry["removed"] is True and entry["id"] is None and "no text" in entry["ingest_error"], entry
+        assert not [p for p in Path(uploads).rglob("blank.pdf")]
         good = client.post("/documents", files={"file": ("kept.md", b"# Kept\n\nThe kept memo names Ada.\n")})
         entry = good.json()["documents"][0]
         assert entry["ingest"]["files_processed"] == 1 and entry["removed"] is False, entry

@@ -58,7 +58,7 @@ class DocumentDetail(DocumentItem):
 
 
 class UploadedDocument(_Open):
-    id: str
+    id: str | None = Field(description="The document id; null when the upload was removed (`removed`).")
     filename: str
     name: str
     source: str

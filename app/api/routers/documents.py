@@ -3,9 +3,7 @@ the body is streamed into ``UploadSink`` (to disk as it arrives); the rest is ``
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
-from pathlib import Path as Path_
 from typing import Any
 from urllib.parse import quote
 
@@ -19,18 +17,16 @@ from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList,
 from app.api.openapi import errors
 from app.api.security import READ, WRITE, access
 from app.api.security.policy import upload_body_limit
-from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
-from app.documents.catalog import ID_PATTERN, document_detail, get_source, list_documents
+from app.core.errors import StoreUnavailable
+from app.documents.catalog import ID_PATTERN, document_detail, list_documents
 from app.documents.delete import delete_document
-from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, remove_upload, uploads_root
+from app.documents.upload_ingest import ingest_upload
+from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, uploads_root
 from app.services.container import Services
-from app.services.ingest_jobs import ingest_jobs
 from ingest.load import SUPPORTED_SUFFIXES
-from ingest.options import IngestOptions
 from ingest.sources import source_id
 
 router = APIRouter(tags=["documents"])
-log = logging.getLogger(__name__)
 FLUSH_BYTES = 1 << 20  # body bytes handed to the parser (and disk) at a time
 DOC_ID_PATTERN = ID_PATTERN.pattern
 MAX_OFFSET = 1_000_000_000
@@ -99,40 +95,6 @@ async def _receive(request: Request, services: Services) -> list[SavedUpload]:
         raise
 
 
-def _ingest(services: Services, item: SavedUpload) -> dict[str, Any]:
-    """Ingest one stored upload (incremental: a repeated upload is a no-op); errors become a field, and an
-    upload that did not become a listed document is removed (nothing could list or delete it)."""
-    result: dict[str, Any] | None = None
-    try:
-        options = IngestOptions(incremental=True, allowed_roots=[uploads_root(services.settings)])
-        result = ingest_jobs(services).run_sync(services, item.path, options)
-    except BadInput as exc:
-        if exc.status == 409:  # being ingested right now: that ingest decides
-            return {"ingest": None, "ingest_error": str(exc)}
-        error = str(exc)
-    except NeoRAGError as exc:
-        error = str(exc)
-    except Exception as exc:  # noqa: BLE001 - one JSON field, the upload cleaned up
-        log.exception("ingest of the upload %s failed", item.path)
-        error = f"{type(exc).__name__}: {exc}"
-    else:
-        failed = [e["error"] for e in result.get("errors", [])
-                  if Path_(e.get("file", "")).resolve() == item.path.resolve()]
-        if not failed:
-            return {"ingest": result}
-        error = str(failed[0])
-    removed = not _listed(services, item) and remove_upload(services.settings, item.path)
-    return {"ingest": result, "ingest_error": error, "removed": removed}
-
-
-def _listed(services: Services, item: SavedUpload) -> bool:
-    """Whether the upload is a listed document (an earlier, successful ingest of the same file)."""
-    try:
-        return get_source(services, source_id(str(item.path))) is not None
-    except NeoRAGError:
-        return item.duplicate  # the store cannot tell: keep a file stored before
-
-
 def _describe(item: SavedUpload) -> dict[str, Any]:
     path = str(item.path)
     return {"id": source_id(path), "filename": item.filename, "name": item.name, "source": path,
@@ -160,7 +122,7 @@ async def upload_documents(
     for item in saved:
         entry = _describe(item)
         if ingest:
-            entry.update(await run_in_threadpool(_ingest, services, item))
+            entry.update(await run_in_threadpool(ingest_upload, services, item))
         out.append(entry)
     return {"documents": out, "ingested": ingest}
 
