@@ -97,3 +97,27 @@ def test_an_upload_that_cannot_be_ingested_is_removed(settings: Settings, tmp_pa
         listed = client.get("/documents").json()["documents"]
         assert [d["name"] for d in listed] == ["kept.md"], listed
         assert [p.name for p in Path(uploads).rglob("*.*") if p.is_file()] == ["kept.md"]
+
+
+def test_an_upload_stored_first_then_streamed_is_removed_when_it_fails(settings: Settings,
+                                                                        tmp_path: Path) -> None:
+    """The page's path: POST /documents?ingest=false, then its `stream` URL (GET /ingest/stream): a file that
+    fails there is removed too, and the result says so (`upload_removed`); so is one given to POST /ingest."""
+    folder = _folder(tmp_path / "made")
+    cfg = settings.model_copy(update={"ingest_max_file_chars": CAP})
+    with app_client(cfg) as client:
+        for key, how in (("filter", "stream"), ("encrypt", "post")):
+            path = folder[key]
+            stored = client.post("/documents", params={"ingest": "false"},
+                                 files={"file": (path.name, path.read_bytes())}).json()["documents"][0]
+            source = Path(stored["source"])
+            assert source.is_file()
+            if how == "stream":
+                events = _stream(client, source)
+                assert [e for e in events if e.get("stage") == "file_error"], events
+                result = [e for e in events if e.get("stage") == "result"][0]["result"]
+            else:
+                result = client.post("/ingest", json={"path": str(source)}).json()
+            assert result["files_failed"] == 1 and result["upload_removed"] is True, result
+            assert not source.exists()
+        assert client.get("/documents").json()["documents"] == []

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.core.errors import BadInput, NeoRAGError
 from app.documents.catalog import get_source
-from app.documents.uploads import SavedUpload, remove_upload, uploads_root
+from app.documents.uploads import SavedUpload, is_upload, remove_upload, uploads_root
 from app.services.container import Services
 from app.services.ingest_jobs import ingest_jobs
 from ingest.options import IngestOptions
@@ -42,7 +42,8 @@ def ingest_upload(services: Services, item: SavedUpload) -> dict[str, Any]:
         if not failed and listed(services, item):
             return {"ingest": result}
         error = str(failed[0]) if failed else NO_TEXT
-    removed = not listed(services, item) and remove_upload(services.settings, item.path)
+    removed = not listed(services, item) and (remove_upload(services.settings, item.path)
+                                              or not item.path.exists())  # the job removed it already
     out: dict[str, Any] = {"ingest": result, "ingest_error": error, "removed": removed}
     if removed:
         out["id"] = None
@@ -55,3 +56,19 @@ def listed(services: Services, item: SavedUpload) -> bool:
         return get_source(services, source_id(str(item.path))) is not None
     except NeoRAGError:
         return item.duplicate  # the store cannot tell: keep a file stored before
+
+
+def drop_unlisted_upload(services: Services, path: Path, result: dict[str, Any]) -> None:
+    """After an ingest of ``path`` (POST /ingest, /ingest/stream, MCP): when it is one uploaded file that did
+    not become a listed document (unreadable, no text), delete it and say so in ``result``
+    (``upload_removed``): an upload either becomes a listed document or is removed."""
+    settings = services.settings
+    if not is_upload(settings, path) or not path.is_file():
+        return
+    try:
+        if get_source(services, source_id(str(path))) is not None:
+            return
+    except NeoRAGError:
+        return  # the store cannot tell: keep it
+    if remove_upload(settings, path):
+        result["upload_removed"] = True

@@ -23,6 +23,7 @@ from ingest.options import IngestOptions
 
 log = logging.getLogger(__name__)
 RESULT = "__result__"
+AfterJob = Callable[[dict[str, Any]], None]  # called with a finished job's result, the path still held
 ERROR = "__error__"
 _REGISTRY_LOCK = threading.Lock()
 
@@ -144,20 +145,26 @@ class IngestJobs:
             return sorted(self._active)
 
     def run_sync(self, services: Services, path: Path, options: IngestOptions,
-                 progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[dict[str, Any]], None] | None = None,
+                 after: AfterJob | None = None) -> dict[str, Any]:
         """Run in the calling thread (POST /ingest, POST /documents, MCP, the CLI); 409 when the path is
-        already being ingested. The locks are released before the result is returned."""
+        already being ingested. ``after(result)`` runs while the path is still held; the locks are released
+        before the result is returned."""
         job = self._claim(path, options, services)
         try:
             result = run_ingest(services, path, options, progress)
+            if after is not None:
+                after(result)
         except BaseException:
             self._release_after_failure(job)
             raise
         self._release(job)
         return result
 
-    def start(self, services: Services, path: Path, options: IngestOptions) -> IngestJob:
-        """Start in a background thread (GET /ingest/stream); 409 when already running."""
+    def start(self, services: Services, path: Path, options: IngestOptions,
+              after: AfterJob | None = None) -> IngestJob:
+        """Start in a background thread (GET /ingest/stream); 409 when already running. ``after`` as in
+        :meth:`run_sync`."""
         job = self._claim(path, options, services)
 
         def work() -> None:
@@ -165,6 +172,8 @@ class IngestJobs:
             final: dict[str, Any]
             try:
                 job.result = run_ingest(services, path, options, job.emit)
+                if after is not None:
+                    after(job.result)
                 final = {RESULT: job.result}
             except BaseException as exc:  # noqa: BLE001 - reported as an error event
                 job.error = exc

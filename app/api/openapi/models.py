@@ -185,6 +185,8 @@ class IngestCounts(_Open):
     chunks_new: int | None = None
     errors: list[dict[str, Any]] | None = None
     mode: str | None = None
+    upload_removed: bool | None = Field(None, description="True when the path was one uploaded file that did "
+                                                          "not become a listed document and was deleted.")
 
 
 class ReasonAnswer(_Open):

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
@@ -20,6 +21,7 @@ from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
 from app.core.errors import BadInput, NeoRAGError, StoreUnavailable
 from app.core.text import NONBLANK_TEXT_PATTERN
+from app.documents.upload_ingest import drop_unlisted_upload
 from app.documents.uploads import ingest_roots
 from app.services.container import Services
 from app.services.ingest_jobs import ERROR, RESULT, ingest_jobs
@@ -96,7 +98,8 @@ def ingest(body: IngestRequest = Body(None), params: _Params = Depends(),
         raise BadInput("path: field required (the file or directory to ingest)", field="path")
     target = _prepare(services, body.path, params.options)
     try:
-        return ingest_jobs(services).run_sync(services, target, params.options)
+        return ingest_jobs(services).run_sync(services, target, params.options,
+                                              after=partial(drop_unlisted_upload, services, target))
     except NeoRAGError:
         raise
     except Exception as exc:  # noqa: BLE001 - one JSON line instead of a bare 500
@@ -118,7 +121,8 @@ async def ingest_stream(path: str = Query(..., min_length=1, max_length=4096, pa
     The ingest runs on a background thread and continues to completion if the client disconnects.
     """
     target = await asyncio.to_thread(_prepare, services, path, params.options)
-    job = ingest_jobs(services).start(services, target, params.options)
+    job = ingest_jobs(services).start(services, target, params.options,
+                                      after=partial(drop_unlisted_upload, services, target))
 
     async def events() -> AsyncIterator[dict[str, str]]:
         yield {"event": "start", "data": "{}"}
