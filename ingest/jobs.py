@@ -23,6 +23,7 @@ from ingest.options import IngestOptions
 
 log = logging.getLogger(__name__)
 RESULT = "__result__"
+AfterJob = Callable[[dict[str, Any]], None]  # called with a finished job's result, the path still held
 ERROR = "__error__"
 _REGISTRY_LOCK = threading.Lock()
 
@@ -50,6 +51,7 @@ class IngestJob:
         self.error: BaseException | None = None
         self.what = "ingest"  # or "delete" (a path held by IngestJobs.holding)
         self.store_lock: StoreLock | None = None  # the same path held against other processes on the store
+        self.aof_rewrite_mb = 0  # NEORAG_FALKOR_AOF_REWRITE_MB of the services it runs on
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.put(event)
@@ -93,13 +95,28 @@ class IngestJobs:
                 self._active.pop(job.key, None)
             raise
         job.store_lock = lock
+        job.aof_rewrite_mb = services.settings.falkor_aof_rewrite_mb
 
     def _release(self, job: IngestJob) -> None:
-        if job.store_lock is not None:
-            job.store_lock.release()
-        with self._lock:
-            self._active.pop(job.key, None)
-        job.done.set()
+        """Drop the store lock, then the in-process claim; raises StoreUnavailable when the store lock could
+        not be dropped (the claim is dropped all the same). The embedded store's AOF is compacted first
+        when the job grew it past NEORAG_FALKOR_AOF_REWRITE_MB (crash recovery stays fast)."""
+        try:
+            if job.store_lock is not None:
+                compact_after_job(job.store_lock.store, job.aof_rewrite_mb)
+                job.store_lock.release()
+        finally:
+            with self._lock:
+                self._active.pop(job.key, None)
+            job.done.set()
+
+    def _release_after_failure(self, job: IngestJob) -> None:
+        """Release after the job itself failed: its exception is the one reported (a failed release is
+        logged as an error by StoreLock.release)."""
+        try:
+            self._release(job)
+        except NeoRAGError:
+            pass
 
     @contextmanager
     def holding(self, path: Path, what: str, services: Services | None = None) -> Iterator[None]:
@@ -118,40 +135,72 @@ class IngestJobs:
             self._lock_in_store(job, services, "id")
         try:
             yield
-        finally:
-            self._release(job)
+        except BaseException:
+            self._release_after_failure(job)
+            raise
+        self._release(job)
 
     def running(self) -> list[str]:
         with self._lock:
             return sorted(self._active)
 
-    def run_sync(self, services: Services, path: Path, options: IngestOptions) -> dict[str, Any]:
-        """Run in the calling thread (POST /ingest); 409 when the path is already being ingested."""
+    def run_sync(self, services: Services, path: Path, options: IngestOptions,
+                 progress: Callable[[dict[str, Any]], None] | None = None,
+                 after: AfterJob | None = None) -> dict[str, Any]:
+        """Run in the calling thread (POST /ingest, POST /documents, MCP, the CLI); 409 when the path is
+        already being ingested. ``after(result)`` runs while the path is still held; the locks are released
+        before the result is returned."""
         job = self._claim(path, options, services)
         try:
-            return run_ingest(services, path, options)
-        finally:
-            self._release(job)
+            result = run_ingest(services, path, options, progress)
+            if after is not None:
+                after(result)
+        except BaseException:
+            self._release_after_failure(job)
+            raise
+        self._release(job)
+        return result
 
-    def start(self, services: Services, path: Path, options: IngestOptions) -> IngestJob:
-        """Start in a background thread (GET /ingest/stream); 409 when already running."""
+    def start(self, services: Services, path: Path, options: IngestOptions,
+              after: AfterJob | None = None) -> IngestJob:
+        """Start in a background thread (GET /ingest/stream); 409 when already running. ``after`` as in
+        :meth:`run_sync`."""
         job = self._claim(path, options, services)
 
         def work() -> None:
+            # the locks are released BEFORE the last event: a client that saw the result may ingest again
+            final: dict[str, Any]
             try:
                 job.result = run_ingest(services, path, options, job.emit)
-                job.emit({RESULT: job.result})
+                if after is not None:
+                    after(job.result)
+                final = {RESULT: job.result}
             except BaseException as exc:  # noqa: BLE001 - reported as an error event
                 job.error = exc
                 message = str(exc) if isinstance(exc, NeoRAGError) else f"{type(exc).__name__}: {exc}"
                 if not isinstance(exc, NeoRAGError):
                     log.error("ingest of %s failed: %s", path, traceback.format_exc())
-                job.emit({ERROR: message})
-            finally:
-                self._release(job)
+                final = {ERROR: message}
+                self._release_after_failure(job)
+            else:
+                try:
+                    self._release(job)
+                except NeoRAGError as exc:  # the ingest is done, but its lock stays: an error, not a result
+                    job.error = exc
+                    final = {ERROR: str(exc)}
+            job.emit(final)
 
         threading.Thread(target=work, name=f"ingest:{path.name}", daemon=True).start()
         return job
+
+
+def compact_after_job(store: Any, rewrite_mb: int) -> bool:
+    """After a write job on the embedded store: rewrite its AOF when it grew past ``rewrite_mb`` MB."""
+    if getattr(store, "backend", None) != "embedded" or rewrite_mb <= 0:
+        return False
+    from app.store.aof import compact_if_grown
+
+    return compact_if_grown(store.host, store.port, rewrite_mb * 1_000_000)
 
 
 def ingest_jobs(services: Services) -> IngestJobs:

@@ -174,18 +174,33 @@ def _json_values(text: str, jsonl: bool) -> Any:
         raise LoadError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
 
 
-def _pdf_text(path: Path) -> tuple[str, tuple[int, ...], bytes]:
-    """The PDF's text (pages joined by a blank line), the offset of each page's text in it, and the file's
-    bytes (read once: pypdf reads the whole file into memory either way)."""
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+def too_long(path: Path, chars: int, max_chars: int) -> LoadError:
+    """The per-file error for a text past ``NEORAG_INGEST_MAX_FILE_CHARS``."""
+    return LoadError(f"{path.name}: its text is longer than {max_chars:,} characters "
+                     f"({chars:,} so far; NEORAG_INGEST_MAX_FILE_CHARS): split it, or raise the limit")
 
+
+def _pdf_text(path: Path, max_chars: int = 0) -> tuple[str, tuple[int, ...], bytes]:
+    """The PDF's text (pages joined by a blank line), the offset of each page's text in it, and the file's
+    bytes (read once: pypdf reads the whole file into memory either way); LoadError for any failure of the
+    PDF library (an unknown filter, an unsupported encryption: NotImplementedError) and as soon as the
+    text passes ``max_chars`` (0 = no cap): a small PDF may expand to millions."""
+    from pypdf import PdfReader
+
+    pages: list[str] = []
+    total = 0
     try:
         raw = path.read_bytes()
         reader = PdfReader(io.BytesIO(raw))
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PyPdfError, OSError, ValueError, KeyError) as exc:
-        raise LoadError(f"cannot read PDF {path.name}: {exc}") from exc
+        for pdf_page in reader.pages:
+            pages.append((pdf_page.extract_text() or "").strip())
+            total += len(pages[-1]) + 2
+            if max_chars and total > max_chars:
+                raise too_long(path, total, max_chars)
+    except LoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the PDF library raises is this file's error
+        raise LoadError(f"cannot read PDF {path.name}: {type(exc).__name__}: {exc}") from exc
     joined = "\n\n".join(pages)
     lead = len(joined) - len(joined.lstrip())
     starts, offset = [], 0
@@ -195,13 +210,16 @@ def _pdf_text(path: Path) -> tuple[str, tuple[int, ...], bytes]:
     return joined.strip(), tuple(starts), raw
 
 
-def load_file(path: Path, seen: set[str] | None = None, fingerprint: bool = False) -> LoadedFile:
+def load_file(path: Path, seen: set[str] | None = None, fingerprint: bool = False,
+              max_chars: int = 0) -> LoadedFile:
     """Documents of one file; ``seen`` de-duplicates corpus paragraphs across a run (by doc id);
-    ``fingerprint``: also hash the bytes read (the file is read once)."""
+    ``fingerprint``: also hash the bytes read (the file is read once). ``max_chars`` (0 = none) caps the
+    text of a document file (.txt, .md, .pdf): LoadError past it (JSON / JSONL record files hold many
+    documents and are bounded by their size)."""
     source = str(path)
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        text, page_starts, raw = _pdf_text(path)
+        text, page_starts, raw = _pdf_text(path, max_chars)
         docs = [SourceDoc(file_doc_id(source), path.stem, text, source, Locator(page_starts=page_starts))] \
             if text else []
         return LoadedFile(path, docs, fingerprint=fingerprint_of(raw) if fingerprint else None)
@@ -224,6 +242,8 @@ def load_file(path: Path, seen: set[str] | None = None, fingerprint: bool = Fals
     if suffix not in (".txt", ".md"):
         supported = ", ".join(SUPPORTED_SUFFIXES)
         raise LoadError(f"unsupported file type {suffix or '(none)'}; supported: {supported}")
+    if max_chars and len(text) > max_chars:
+        raise too_long(path, len(text), max_chars)
     title = _markdown_title(text, path.stem) if suffix == ".md" else path.stem
     body = text.strip()
     first_line = 1 + text[: len(text) - len(text.lstrip())].count("\n")

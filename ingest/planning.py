@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from ingest.paths import outside_roots
 from ingest.run_context import RunContext
 from ingest.sources import SourcePlan, stored_hashes
 
+log = logging.getLogger(__name__)
+
 
 def _load(ctx: RunContext, path: Path, seen: set[str], fingerprint: bool = False) -> LoadedFile | None:
     refused = outside_roots(path, ctx.options.allowed_roots)
@@ -19,11 +22,15 @@ def _load(ctx: RunContext, path: Path, seen: set[str], fingerprint: bool = False
         _file_error(ctx, path, refused)
         return None
     try:
-        loaded = load_file(path, seen, fingerprint)
+        loaded = load_file(path, seen, fingerprint, ctx.services.settings.ingest_max_file_chars)
     except LoadError as exc:
         _file_error(ctx, path, str(exc))
         return None
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
+        return None
+    except Exception as exc:  # noqa: BLE001 - one file's failure, whatever it is, never stops the others
+        log.warning("reading %s failed", path, exc_info=True)
         _file_error(ctx, path, f"{type(exc).__name__}: {exc}")
         return None
     ctx.result.replaced_chars += loaded.replaced_chars

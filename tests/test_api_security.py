@@ -94,6 +94,27 @@ def test_read_key_reads_write_key_writes(keyed: TestClient, tmp_path: Path) -> N
     assert done.status_code == 200 and done.json()["files_processed"] == 1
 
 
+def test_cache_stats_show_other_clients_questions_only_to_a_write_key(settings: Settings) -> None:
+    """A read key sees counts and sha256 digests of the cache keys; the texts (recent questions) need a write
+    key (issue 25, item 7); with public reads, a caller without a key is a reader."""
+    from app.retrieval.cache import key_hash
+
+    question = "what did the private memo about Alpha say?"
+    with app_client(settings.model_copy(update={"api_keys": KEYS, "public_read": True})) as client:
+        assert client.post("/query", json={"question": question}, headers=WRITE_H).status_code == 200
+        for headers in (READ_H, {}):
+            stats = client.get("/cache/stats", headers=headers).json()
+            assert "private memo" not in str(stats) and stats["keys_shown_as"] == "sha256", stats
+            assert stats["embedding_cache_size"] >= 1
+            assert all(k.startswith("sha256:") and len(k) == 23 for k in stats["embedding_cache_keys"])
+            _error(client.get("/cache/stats", params={"texts": "true"}, headers=headers), 403,
+                   "insufficient_scope")
+        texts = client.get("/cache/stats", params={"texts": "true"}, headers=WRITE_H).json()
+        assert texts["keys_shown_as"] == "text"
+        key = next(k for k in texts["embedding_cache_keys"] if "private memo" in k)
+        assert key_hash(key) in client.get("/cache/stats", headers=READ_H).json()["embedding_cache_keys"]
+
+
 def test_public_read_opens_reads_only(settings: Settings) -> None:
     with app_client(settings.model_copy(update={"api_keys": KEYS, "public_read": True})) as client:
         assert client.get("/diagnostics").status_code == 200

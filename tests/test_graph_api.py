@@ -159,14 +159,12 @@ def test_bad_input_is_a_clear_4xx(settings: Settings, tmp_path: Path) -> None:
         ingest_docs(c.app.state.services, tmp_path / "docs")  # type: ignore[attr-defined]
         cases: list[tuple[dict[str, Any], int, str]] = [
             ({}, 422, "query"),
-            ({"entity": "York", "document": "d"}, 422, "query"),
             ({"dataset": "webqsp"}, 422, "sample"),
             ({"sample": "WebQTrn-0"}, 422, "dataset"),
             ({"entity": "York", "depth": 3}, 422, "depth"),
             ({"entity": "York", "depth": "x"}, 422, "depth"),
             ({"entity": "York", "limit": 0}, 422, "limit"),
             ({"entity": "York", "limit": 10**6}, 422, "limit"),
-            ({"entity": "York", "focus": "x"}, 422, "focus"),
             ({"entity": "  "}, 422, "entity"),
             ({"entity": "x" * 400}, 422, "entity"),
             ({"node": "zz"}, 422, "node"),
@@ -176,6 +174,16 @@ def test_bad_input_is_a_clear_4xx(settings: Settings, tmp_path: Path) -> None:
             ({"node": "c:doc-x:0:y"}, 404, "node"),
             ({"answer": "0" * 32}, 404, "answer"),
         ]
+        # several entry points: schema-valid, so a documented precedence instead of a 422 (issue 25, item
+        # 10): the first of entity, document, dataset + sample, node, answer; the others named as ignored
+        both = c.get("/graph", params={"entity": "Harald Hardrada", "document": "d", "focus": "x",
+                                       "dataset": "webqsp", "answer": "0" * 32})
+        assert both.status_code == 200, both.text
+        entry = both.json()["entry"]
+        assert entry["entity"] == "Harald Hardrada" and entry["ignored"] == ["document", "dataset", "focus",
+                                                                              "answer"], entry
+        missing = c.get("/graph", params={"document": "doc-missing", "node": "e:x"}).json()
+        assert missing["field"] == "document"
         for params, status, field in cases:
             resp = c.get("/graph", params=params)
             assert resp.status_code == status, (params, resp.text)

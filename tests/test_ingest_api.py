@@ -148,3 +148,25 @@ def test_store_down_is_503(settings, backend, tmp_path) -> None:  # type: ignore
         assert r.status_code == 503 and r.json()["error"] == "store_unavailable"
         s = client.get("/ingest/stream", params={"path": str(root / "docs")})
         assert s.status_code == 503 and s.json()["error"] == "store_unavailable"
+
+
+def test_post_ingest_500_is_logged_with_its_traceback(settings, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """A bug in the ingest: one JSON line to the client, the traceback in the log (as /ingest/stream logs
+    it; issue 25, item 9)."""
+    import ingest.jobs as jobs
+
+    def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RuntimeError("simulated ingest bug")
+
+    monkeypatch.setattr(jobs, "run_ingest", broken)
+    root = _root(tmp_path, ["notes.txt"])
+    with app_client(settings.model_copy(update={"ingest_roots": [root]})) as client:
+        resp = client.post("/ingest", json={"path": str(root / "docs")})
+        assert resp.status_code == 500, resp.text
+        assert resp.json() == {"error": "ingest_failed", "message": "RuntimeError: simulated ingest bug"}
+        assert client.post("/ingest", json={"path": str(root / "docs")}).status_code == 500  # no 409 left
+    logged = [r for r in caplog.records if r.name == "app.api.routers.ingest" and r.levelname == "ERROR"]
+    assert logged and logged[0].exc_info is not None
+    assert "simulated ingest bug" in caplog.text and "Traceback" in caplog.text

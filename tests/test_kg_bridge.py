@@ -107,6 +107,11 @@ def test_actions_lists_names_fields_and_datasets(client: TestClient) -> None:
 def test_actions_and_kg_query_store_down_503(tmp_path, backend) -> None:  # type: ignore[no-untyped-def]
     with backend.stoppable(tmp_path) as (server, settings), app_client(settings) as c:
         assert c.get("/actions").json()["datasets"] == []
+        # nothing loaded: schema-valid input, so not a 422; 404 names what is missing (issue 25, item 10)
+        none = c.post("/kg/query", json={"query": 'get_relations("x")'})
+        assert none.status_code == 404 and none.json()["field"] == "dataset", none.text
+        message = none.json()["message"]
+        assert "no KG dataset is loaded" in message and "neorag kg load" in message
         server.stop()
         assert c.get("/actions").status_code == 503
         resp = c.post("/kg/query", json={"query": 'get_relations("x")', "dataset": "d"})

@@ -276,12 +276,14 @@ def test_batch_uses_a_bounded_number_of_round_trips(client: TestClient) -> None:
     assert sum(a["total_results"] > 0 for a in answers) == len(more)
 
 
-def test_batch_over_the_limit_is_413(backend: Backend) -> None:
+def test_batch_over_the_limit_is_422(backend: Backend) -> None:
+    """The schema says maxItems = NEORAG_KG_MAX_BATCH: a longer list violates it, and a schema violation is
+    a 422 like every other (it was a 413; issue 25, item 10)."""
     settings = kg_settings(backend, kg_max_batch=3)
     backend.claim(settings.graph_name)
     with app_client(settings) as c:
         resp = c.post("/retrieve", json=[act("get_relations", "x", "s", "d")] * 4)
-        assert resp.status_code == 413
+        assert resp.status_code == 422
         assert resp.json()["error"] == "batch_too_large" and "limit of 3" in resp.json()["message"]
         assert c.post("/retrieve", json=[act("get_relations", "x", "s", "d")] * 3).status_code == 200
 

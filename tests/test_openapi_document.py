@@ -7,8 +7,10 @@ mechanism covers routes added later (another engineer's endpoint gets the shared
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 from fastapi import FastAPI
 
 from app.api.main import create_app
@@ -137,3 +139,23 @@ def test_error_bodies_match_the_model_and_name_the_field(settings: Settings) -> 
         integral = client.post("/ranking/preview", json={"question": "approval?", "top_k": 3.0})
         assert integral.status_code == 200  # 3.0 is an integer to JSON Schema, so to NeoRAG
         assert client.post("/reason/corag", json={"question": "q", "best_n": True}).status_code == 422
+
+
+def test_ingest_stream_events_match_their_documented_schema(settings: Settings, tmp_path: Path) -> None:
+    """OpenAPI before 3.2: the `schema` of text/event-stream describes one event as a client parses it
+    (`{"event", "data", "id"?, "retry"?}`); it said `{"type": "string"}`, which no parsed event is (issue 25,
+    item 10: schemathesis reported `{"data": "{}", "event": "start"} is not a string`)."""
+    from schemathesis.core.deserialization import _parse_sse_events
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nAlpha is a letter of the Greek alphabet.\n")
+    with app_client(settings.model_copy(update={"ingest_roots": [tmp_path]})) as client:
+        doc = client.get("/openapi.json").json()
+        schema = doc["paths"]["/ingest/stream"]["get"]["responses"]["200"]["content"]["text/event-stream"]
+        with client.stream("GET", "/ingest/stream", params={"path": str(tmp_path / "docs")}) as resp:
+            assert resp.status_code == 200
+            events = _parse_sse_events(resp.read())
+    assert [e["event"] for e in events][:1] == ["start"] and any(e["event"] == "result" for e in events)
+    for event in events:
+        jsonschema.validate(event, schema["schema"])
+        assert isinstance(json.loads(event["data"]), dict)

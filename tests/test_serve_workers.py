@@ -8,8 +8,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
+import uvicorn
 import uvloop
 
+from app.api.http_protocol import JsonErrorsHttpProtocol
 from app.commands.exposure import check_exposure
 from app.commands.workers import tcp_socket, uvicorn_options, worker_environment
 from app.core.config import Settings
@@ -63,5 +65,10 @@ def test_workers_see_the_bind_address_and_the_extended_host_allow_list(
 
 def test_one_process_and_workers_get_the_same_uvicorn_options() -> None:
     settings = Settings(_env_file=None, api_keep_alive_s=90, api_access_log=False)  # type: ignore[call-arg]
-    assert uvicorn_options(settings) == {"log_level": "info", "access_log": False, "timeout_keep_alive": 90}
+    options = uvicorn_options(settings)
+    assert options == {"log_level": "info", "access_log": False, "timeout_keep_alive": 90,
+                       "http": JsonErrorsHttpProtocol}  # JSON 400s from the HTTP parser (issue 25)
+    config = uvicorn.Config("app.api.main:create_app", factory=True, **options)
+    config.load()
+    assert config.http_protocol_class is JsonErrorsHttpProtocol
     assert Settings(_env_file=None).api_keep_alive_s == 65  # type: ignore[call-arg]

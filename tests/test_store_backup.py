@@ -12,7 +12,7 @@ import pytest
 
 from app.commands.db import legacy_store_warning
 from app.core.config import REPO_ROOT, Settings
-from app.core.errors import BadInput
+from app.core.errors import BadInput, StoreUnavailable
 from app.store.backup import backup, restore
 from app.store.cypher_library import CypherLibrary
 from app.store.embedded import EmbeddedServer, has_data
@@ -52,6 +52,7 @@ def test_backup_wipe_restore_gives_the_same_graph(tmp_path: Path, embedder: obje
         before, vectors = canonical_dump(store), embeddings(store)
         assert before["nodes"] and before["edges"]
         # a snapshot while serving, through the CLI
+        (tmp_path / "b").mkdir()  # the folder must exist: backup never creates one
         done = _cli("backup", "--to", str(tmp_path / "b" / "snap.rdb"), data_dir=source.data_dir)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "backup written" in done.stdout
@@ -144,3 +145,93 @@ def test_store_dirs_are_never_scanned_and_old_store_warned(tmp_path: Path,
     text = legacy_store_warning(Settings(data_dir=tmp_path / ".neorag"))
     assert text is not None and "data/falkordb" in text and "mv data/falkordb" in text
     assert legacy_store_warning(Settings(falkor_data_dir=Path("data/falkordb"))) is None
+
+
+def test_backup_to_a_path_it_cannot_write_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """`neorag db backup /proc/x.rdb` crashed with a traceback and left dump.rdb behind; a missing folder
+    was created silently. Now: one line, nothing left over, no folder made (issue 25, item 9)."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    try:
+        for target, fragment in ((Path("/proc/neorag-backup-test.rdb"), "cannot write"),
+                                 (tmp_path / "no" / "such" / "b.rdb", "does not exist; create it first"),
+                                 (tmp_path, "is a folder")):
+            with pytest.raises(BadInput, match=fragment):
+                backup(server, target)
+        assert not (tmp_path / "no").exists()
+        left = sorted(p.name for p in (tmp_path / "db").iterdir())
+        assert not [n for n in left if n.endswith((".rdb", ".partial"))], left
+        assert server.status() is not None  # the store still serves
+        cli = _cli("backup", "/proc/neorag-backup-test.rdb", data_dir=tmp_path / "db")
+        out = cli.stdout + cli.stderr
+        assert cli.returncode == 2 and "error:" in out and "Traceback" not in out, out
+        assert "cannot write /proc/neorag-backup-test.rdb" in " ".join(out.split()), out
+        assert "dump.rdb" not in os.listdir(tmp_path / "db")
+    finally:
+        server.stop()
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+            and p.suffix != ".log"}
+
+
+def test_restore_verifies_the_whole_file_first(tmp_path: Path) -> None:
+    """A truncated or bit-flipped backup passed the 5-byte header check and made the live store restart in a
+    loop; now a scratch FalkorDB loads the whole file first: a bad one is refused with FalkorDB's own reason
+    (even with --force) and the live data is untouched; a good one reports its counts (issue 25, item 4)."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": f"d{i}", "title": "T", "source": "t.txt", "props": {}}
+                                          for i in range(50)])
+    store.close()
+    snap = tmp_path / "snap.rdb"
+    backup(server, snap)
+    server.stop()
+    good = snap.read_bytes()
+    truncated, flipped = tmp_path / "truncated.rdb", tmp_path / "flipped.rdb"
+    truncated.write_bytes(good[: len(good) // 2])
+    middle = len(good) // 2
+    flipped.write_bytes(good[:middle] + bytes([good[middle] ^ 0x40]) + good[middle + 1:])
+    live = _tree(tmp_path / "db")
+    for bad in (truncated, flipped):
+        for force in (False, True):
+            with pytest.raises(BadInput, match="is not a loadable backup, the store was not touched") as err:
+                restore(EmbeddedServer(tmp_path / "db"), bad, force=True) if force else \
+                    restore(EmbeddedServer(tmp_path / "empty"), bad)
+            assert "FalkorDB said:" in str(err.value) and "test-memory" not in str(err.value), err.value
+        assert _tree(tmp_path / "db") == live  # nothing of the live store moved or changed
+    assert not (tmp_path / "empty" / "appendonlydir").exists()
+    cli = _cli("restore", str(truncated), data_dir=tmp_path / "empty")
+    out = " ".join((cli.stdout + cli.stderr).split())
+    assert cli.returncode == 2 and "is not a loadable backup" in out and "Traceback" not in out, out
+    done = _cli("restore", str(snap), data_dir=tmp_path / "fresh")
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 0 and "verified" in out and "50 nodes" in out, out
+    fresh = EmbeddedServer(tmp_path / "fresh")
+    fresh.start()
+    try:
+        docs = _store(fresh)._execute("MATCH (d:Document) RETURN count(d) AS n", {}, False)
+        assert docs[0]["n"] == 50  # what the verification counted
+    finally:
+        fresh.stop()
+
+
+def test_a_store_that_cannot_start_reports_the_real_reason(tmp_path: Path) -> None:
+    """A corrupt store file: the start error (what the supervisor logs) names FalkorDB's reason, not the
+    closing advice of its crash report ("Suspect RAM error? Use redis-server --test-memory")."""
+    server = EmbeddedServer(tmp_path / "db")
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
+    store.close()
+    server.stop()
+    base = next((tmp_path / "db" / "appendonlydir").glob("*.base.rdb"))
+    data = base.read_bytes()
+    base.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreUnavailable) as err:
+        EmbeddedServer(tmp_path / "db").start()
+    why = err.value.why
+    assert "test-memory" not in why and "RAM" not in why, why
+    assert any(word in why.lower() for word in ("rdb", "short read", "eof", "bad file", "error")), why

@@ -58,7 +58,7 @@ class DocumentDetail(DocumentItem):
 
 
 class UploadedDocument(_Open):
-    id: str
+    id: str | None = Field(description="The document id; null when the upload was removed (`removed`).")
     filename: str
     name: str
     source: str
@@ -67,7 +67,10 @@ class UploadedDocument(_Open):
     duplicate: bool
     stream: str = Field(description="GET /ingest/stream URL that ingests it with SSE progress.")
     ingest: dict[str, Any] | None = Field(None, description="POST /ingest counts (ingest=true).")
-    ingest_error: str | None = None
+    ingest_error: str | None = Field(None, description="Why the file was not ingested (e.g. a PDF the "
+                                     "reader cannot decode, a text past NEORAG_INGEST_MAX_FILE_CHARS).")
+    removed: bool = Field(False, description="True when the ingest failed and the upload was deleted: an "
+                                             "upload either becomes a listed document or is removed.")
 
 
 class UploadResult(_Open):

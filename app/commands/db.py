@@ -111,12 +111,14 @@ def register(cli: typer.Typer) -> None:
                                    "aside, restore anyway."),
     ) -> None:
         """Restore a backup into the configured data dir (refuses a running or non-empty store)."""
-        from app.store.backup import restore as load_backup
+        from app.store.backup import restore_verified
 
         source = one_path(path, source, "--from")
         settings = load_settings()
         not_for_neo4j(settings, "neorag neo4j load PATH")
-        kept = load_backup(embedded_server(settings), source, force=force)
+        kept, counts = restore_verified(embedded_server(settings), source, force=force)
+        shown = ", ".join(f"{g}: {c['nodes']} nodes, {c['edges']} edges" for g, c in sorted(counts.items()))
+        console.print(f"verified {source} (loaded whole by a scratch FalkorDB: {shown or 'no graphs'})")
         console.print(f"restored {source} into {settings.falkor_data_dir}; it loads at the next "
                       "`neorag serve` / `neorag db start`")
         if kept is not None:

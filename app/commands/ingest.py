@@ -52,7 +52,7 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Ingest documents into the graph (CLI paths are not limited to the HTTP ingest roots)."""
         from app.services.container import build_services
-        from ingest.jobs import run_ingest
+        from ingest.jobs import ingest_jobs
         from ingest.options import IngestOptions
 
         settings = load_settings(graph_name=graph)
@@ -99,7 +99,10 @@ def register(cli: typer.Typer) -> None:
                     elif stage in ("relation_warn", "relation_incremental_warn"):
                         console.print(f"[yellow]relation pair skipped[/] {ev['pair']}: {ev['error']}")
 
-                result = run_ingest(services, path, options, progress)
+                # the same job registry and store lock as the server's ingests: another process ingesting
+                # this path (a server, another CLI) is a clear 409-style error, not a second ingest
+                target = path.expanduser().resolve()
+                result = ingest_jobs(services).run_sync(services, target, options, progress)
         finally:
             services.close()
         console.print(_table(result))

@@ -8,6 +8,7 @@ client's delayed ACK (~40 ms on Linux; uvicorn issue #3149). :func:`tcp_socket` 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -32,12 +33,16 @@ class UvicornOptions(TypedDict):
     log_level: str
     access_log: bool
     timeout_keep_alive: int
+    http: type[asyncio.Protocol]
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
-    """uvicorn settings shared by the one-process server and the workers."""
+    """uvicorn settings shared by the one-process server and the workers (JSON 400s for requests the HTTP
+    parser refuses, see app/api/http_protocol.py)."""
+    from app.api.http_protocol import JsonErrorsHttpProtocol
+
     return {"log_level": "info", "access_log": settings.api_access_log,
-            "timeout_keep_alive": settings.api_keep_alive_s}
+            "timeout_keep_alive": settings.api_keep_alive_s, "http": JsonErrorsHttpProtocol}
 
 
 def worker_environment(settings: Settings) -> dict[str, str]:

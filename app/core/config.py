@@ -38,6 +38,11 @@ class Settings(BaseSettings):
                                   description="Embedded store files (default <NEORAG_DATA_DIR>/falkordb).")
     falkor_port: int = Field(0, description="0 = pick a free port (remembered in the data dir).")
     falkor_host: str = "127.0.0.1"
+    falkor_aof_rewrite_mb: int = Field(
+        16, ge=0, description="Keep the embedded store's append-only file compact: after an ingest or delete "
+                              "job, rewrite it as a snapshot once this many MB were appended since the last "
+                              "rewrite; the server also rewrites by itself from this size. Crash recovery "
+                              "time follows the AOF's size. 0 = off (redis's 64 MB default).")
     falkor_module_args: str = Field(
         "DELTA_MAX_PENDING_CHANGES 100000",
         description="FalkorDB module arguments for the embedded server (NAME VALUE pairs; never BOLT_PORT).")
@@ -131,6 +136,10 @@ class Settings(BaseSettings):
         default=[Path("./data")], description="Paths HTTP ingest may read (symlinks resolved); CWD-relative.")
     ingest_chunk_size: int = Field(default=800, ge=50, description="Chunk size in characters.")
     ingest_chunk_overlap: int = Field(default=120, ge=0, description="Overlap of consecutive chunks (chars).")
+    ingest_max_file_chars: int = Field(
+        default=2_000_000, ge=0,
+        description="Most characters of text one document file (.txt, .md, .pdf) may give (a small PDF can "
+                    "expand to millions); past it the file is a per-file error. 0 = no limit.")
     ingest_batch_size: int = Field(
         default=512, ge=1, le=5000,
         description="Chunks per embed/write batch (the encoder sorts by length within it: bigger pads less).")
@@ -150,7 +159,7 @@ class Settings(BaseSettings):
         description="Checkpoint dir; unset = <NEORAG_DATA_DIR>/checkpoints (never beside the sources).")
 
     # --- KG actions and function-call bridge (issue 3) ---------------------
-    kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 413).")
+    kg_max_batch: int = Field(10_000, ge=1, description="Largest POST /retrieve list body (else 422).")
     kg_cache_max_triples: int = Field(
         5_000_000, ge=0, description="KG action read cache bound in triples held (0 = no cache).")
     kg_bridge_top_k: int = Field(10, ge=1, description="POST /kg/query: relations kept per get_relations.")

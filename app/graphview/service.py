@@ -1,6 +1,7 @@
 """GET /graph in one function: validate the entry point, build the bounded graph, 404 for unknowns.
 
-Entry points (exactly one per request): ``entity`` (a name, surface form or key), ``document`` (a
+Entry points (one per request; with several, the first of ENTRY_POINTS wins and ``entry.ignored`` names
+the others): ``entity`` (a name, surface form or key), ``document`` (a
 Document id), ``dataset`` + ``sample`` (a loaded KG sample; ``focus`` picks the entity to start from),
 ``node`` (a node id from an earlier graph: its one-hop neighbourhood, how the page expands a click)
 and ``answer`` (the id of a streamed answer's evidence graph).
@@ -58,28 +59,24 @@ def _text(value: str | None, field: str) -> str:
     return text
 
 
-def _entry(q: GraphQuery) -> str:
-    """The one entry point asked for; 422 for none, several, or half a sample."""
-    if (q.dataset is None) != (q.sample is None):
-        missing = "sample" if q.sample is None else "dataset"
-        raise BadInput(f"{missing}: a KG sample needs both dataset and sample", field=missing)
-    given = [
-        name
-        for name, value in (
-            ("entity", q.entity),
-            ("document", q.document),
-            ("sample", q.sample),
-            ("node", q.node),
-            ("answer", q.answer),
-        )
-        if value is not None
-    ]
-    if len(given) != 1:
-        what = "none" if not given else " and ".join(given)
-        raise BadInput(f"query: give exactly one entry point ({ENTRY_POINTS}); got {what}", field="query")
-    if q.focus is not None and given[0] != "sample":
-        raise BadInput("focus: only with dataset + sample", field="focus")
-    return given[0]
+def _entry(q: GraphQuery) -> tuple[str, list[str]]:
+    """The entry point drawn and the parameters ignored: with several, the first of ENTRY_POINTS given wins
+    (a documented precedence: every combination of the optional parameters is valid); 422 for none, and
+    for half a sample when nothing else is given."""
+    given = [name for name, value in (("entity", q.entity), ("document", q.document),
+                                      ("sample", q.sample if q.dataset is not None else None),
+                                      ("node", q.node), ("answer", q.answer)) if value is not None]
+    if not given:
+        if (q.dataset is None) != (q.sample is None):
+            missing = "sample" if q.sample is None else "dataset"
+            raise BadInput(f"{missing}: a KG sample needs both dataset and sample", field=missing)
+        raise BadInput(f"query: give an entry point ({ENTRY_POINTS}); got none", field="query")
+    chosen = given[0]
+    present = {"entity": q.entity, "document": q.document, "dataset": q.dataset, "sample": q.sample,
+               "focus": q.focus, "node": q.node, "answer": q.answer}
+    used = {"sample": {"dataset", "sample", "focus"}}.get(chosen, {chosen})
+    ignored = [name for name, value in present.items() if value is not None and name not in used]
+    return chosen, ignored
 
 
 def limits(settings: Settings, depth: int | None, limit: int | None) -> tuple[int, int]:
@@ -101,7 +98,15 @@ def _not_found(field: str, message: str) -> BadInput:
 
 def get_graph(services: Services, q: GraphQuery) -> dict[str, Any]:
     """The graph payload for one entry point, plus ``entry`` saying what was drawn."""
-    entry = _entry(q)
+    entry, ignored = _entry(q)
+    body = _draw(services, q, entry)
+    if ignored:
+        body["entry"]["ignored"] = ignored
+    return body
+
+
+def _draw(services: Services, q: GraphQuery, entry: str) -> dict[str, Any]:
+    """The graph of the chosen entry point, with ``entry`` saying what was drawn."""
     depth, limit = limits(services.settings, q.depth, q.limit)
     store = services.store
     per = services.settings.graph_chunks_per_entity

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -111,6 +112,7 @@ def make_tools(get: ServicesGetter) -> list[Callable[..., Any]]:
                incremental: bool = True) -> dict[str, Any]:
         """Ingest a file or folder on the server (inside NEORAG_INGEST_ROOTS) into the graph; returns
         the counts. Incremental by default: unchanged chunks are skipped."""
+        from app.documents.upload_ingest import drop_unlisted_upload
         from app.documents.uploads import ingest_roots
         from ingest.jobs import ingest_jobs
         from ingest.options import IngestOptions
@@ -120,7 +122,8 @@ def make_tools(get: ServicesGetter) -> list[Callable[..., Any]]:
         with tool_errors():
             options = IngestOptions(incremental=incremental, checkpoint=True)
             target = checked_target(path, ingest_roots(services.settings), options)
-            return ingest_jobs(services).run_sync(services, target, options)
+            return ingest_jobs(services).run_sync(services, target, options,
+                                                  after=partial(drop_unlisted_upload, services, target))
 
     retrieve_passages_tool.__name__ = "retrieve_passages"
     return [query, retrieve_passages_tool, get_relations, get_head_entities, get_tail_entities,

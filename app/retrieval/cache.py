@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from app.core.ttl_cache import TTLCache
 
 EXTRAS_KEY = "retrieval_caches"
+
+
+def key_hash(key: str) -> str:
+    """How /cache/stats shows a cache key to a read key: ``sha256:`` + the first 16 hex digits of the
+    SHA-256 of its UTF-8 text (a client can match its own question; nobody reads another's)."""
+    return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass
@@ -17,14 +24,17 @@ class RetrievalCaches:
     embeddings: TTLCache[list[float]]
     answers: TTLCache[dict[str, Any]]
 
-    def stats(self, max_keys: int = 50) -> dict[str, Any]:
-        """The GET /cache/stats body."""
-        emb, ans = self.embeddings.keys(), self.answers.keys()
+    def stats(self, max_keys: int = 50, texts: bool = False) -> dict[str, Any]:
+        """The GET /cache/stats body: the keys (other clients' questions) as :func:`key_hash` digests
+        unless ``texts`` (a write key asked for them)."""
+        emb, ans = self.embeddings.keys()[-max_keys:], self.answers.keys()[-max_keys:]
+        shown = (lambda keys: keys) if texts else (lambda keys: [key_hash(k) for k in keys])
         return {
-            "embedding_cache_size": len(emb),
-            "answer_cache_size": len(ans),
-            "embedding_cache_keys": emb[-max_keys:],
-            "answer_cache_keys": ans[-max_keys:],
+            "embedding_cache_size": len(self.embeddings),
+            "answer_cache_size": len(self.answers),
+            "embedding_cache_keys": shown(emb),
+            "answer_cache_keys": shown(ans),
+            "keys_shown_as": "text" if texts else "sha256",
             "embedding_cache_hits": self.embeddings.hits,
             "embedding_cache_misses": self.embeddings.misses,
             "answer_cache_hits": self.answers.hits,

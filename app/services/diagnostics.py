@@ -6,6 +6,7 @@ from typing import Any
 
 from app import API_VERSION
 from app.core.errors import NeoRAGError
+from app.core.redact import redact_url
 from app.services.container import Services
 from app.services.structured import endpoint_mode_known
 from app.store.schema import list_indexes
@@ -57,10 +58,10 @@ def _store_hint(services: Services) -> str:
 def llm_report(services: Services) -> dict[str, Any]:
     """The LLM section: endpoint, local model server (file, context, tokens/s), structured-output counts."""
     llm, settings = services.llm, services.settings
-    out: dict[str, Any] = {"configured": llm is not None, "base_url": settings.llm_base_url,
+    out: dict[str, Any] = {"configured": llm is not None, "base_url": redact_url(settings.llm_base_url),
                            "model": llm.model if llm else None}
     if llm is not None:
-        out["endpoint"] = llm.base_url
+        out["endpoint"] = llm.shown_url
         out["structured_output"] = {"setting": settings.llm_structured_output,
                                     "mode": endpoint_mode_known(llm),
                                     "replies": llm.structured_stats.as_dict()}

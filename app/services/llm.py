@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from app.core.config import Settings
 from app.core.errors import LLMRejected, LLMUnavailable
+from app.core.redact import redact_url, remember, scrub
 from app.services.structured_stats import StructuredStats
 
 NO_LLM_HINT = ("set NEORAG_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, "
@@ -80,6 +81,7 @@ class LLMClient:
         from openai import OpenAI
 
         self.model, self.temperature, self.base_url = model, temperature, base_url
+        remember(base_url)  # its credentials never reach a log record
         self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s,
                               max_retries=max_retries)
         self.usage = Usage()
@@ -105,7 +107,17 @@ class LLMClient:
     def rebind(self, base_url: str) -> None:
         """Point this client at another URL of the same endpoint (a restarted local server)."""
         self.base_url = base_url
+        remember(base_url)
         self._client = self._client.with_options(base_url=base_url)
+
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as it may be shown: user info and key-like query parameters masked."""
+        return redact_url(self.base_url) or ""
+
+    def _failure(self, exc: Exception) -> str:
+        """The exception as a one-line reason, with the endpoint's credentials masked."""
+        return scrub(f"{type(exc).__name__}: {exc}", self.base_url)
 
     def capped(self, max_tokens: int | None) -> int | None:
         """``max_tokens`` within NEORAG_LLM_MAX_TOKENS (when set; free-text replies only)."""
@@ -134,8 +146,8 @@ class LLMClient:
         except Exception as exc:  # noqa: BLE001 - every endpoint failure is one kind for callers
             status = getattr(exc, "status_code", None)
             kind = LLMRejected if status in (400, 404, 422) else LLMUnavailable
-            raise kind("the LLM endpoint failed", f"{type(exc).__name__}: {exc}",
-                       f"check {self.base_url} and NEORAG_LLM_MODEL") from exc
+            raise kind("the LLM endpoint failed", self._failure(exc),
+                       f"check {self.shown_url} and NEORAG_LLM_MODEL") from exc
         with self._lock:
             self.usage.add(resp.usage)
             self.throughput.add((resp.model_extra or {}).get("timings"))
@@ -168,8 +180,8 @@ class LLMClient:
                 if event.choices and event.choices[0].delta and event.choices[0].delta.content:
                     yield event.choices[0].delta.content
         except Exception as exc:  # noqa: BLE001
-            raise LLMUnavailable("the LLM endpoint failed while streaming", f"{type(exc).__name__}: {exc}",
-                                 f"check {self.base_url}") from exc
+            raise LLMUnavailable("the LLM endpoint failed while streaming", self._failure(exc),
+                                 f"check {self.shown_url}") from exc
 
 
 def require_llm(client: LLMClient | None) -> LLMClient:

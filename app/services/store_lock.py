@@ -8,14 +8,16 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from types import TracebackType
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, StoreUnavailable
 from app.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
+RELEASE_ATTEMPTS = 3
 
 
 def job_phrase(what: str) -> str:
@@ -63,14 +65,27 @@ class StoreLock:
                 return
 
     def release(self) -> None:
-        """Stop the heartbeat and drop the lock (an unreachable store lets it expire instead)."""
+        """Stop the heartbeat and drop the lock, retried on a fresh connection; when the store cannot drop
+        it, an error (logged, and raised as StoreUnavailable): the path stays locked until the TTL ends."""
         self._stop.set()
         if self._beat is not None and self._beat is not threading.current_thread():
             self._beat.join(timeout=5)
-        try:
-            self.store.run("ingest_lock_release", {"key": self.key, "holder": self.holder})
-        except Exception as exc:  # noqa: BLE001 - it expires by itself
-            log.warning("releasing the ingest lock of %s failed (it expires by itself): %s", self.key, exc)
+        failure: Exception | None = None
+        for attempt in range(RELEASE_ATTEMPTS):
+            try:
+                self.store.run("ingest_lock_release", {"key": self.key, "holder": self.holder})
+                return
+            except Exception as exc:  # noqa: BLE001 - retried, then reported below
+                failure = exc
+                time.sleep(0.2 * (attempt + 1))
+        ttl = self.ttl_ms / 1000
+        log.error("releasing the ingest lock of %s failed %d times: %s: %s; %s of it is refused (409) until "
+                  "the lock expires (%.0f s)", self.key, RELEASE_ATTEMPTS, type(failure).__name__, failure,
+                  job_phrase(self.what), ttl, exc_info=failure)
+        raise StoreUnavailable(f"the {self.what} of {self.key} finished, but releasing its lock in the store "
+                               "failed", f"{type(failure).__name__}: {failure}",
+                               f"the lock expires by itself {ttl:.0f} s after its last renewal "
+                               "(NEORAG_INGEST_LOCK_TTL_S); check the store") from failure
 
     def __enter__(self) -> StoreLock:
         self.acquire()
@@ -78,4 +93,10 @@ class StoreLock:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.release()
+        if exc is None:
+            self.release()
+            return
+        try:
+            self.release()
+        except StoreUnavailable:
+            pass  # logged by release; the block's own exception is the one to report

@@ -100,10 +100,10 @@ def _probe(llm: LLMClient) -> Mode:
         try:
             llm.chat(messages, temperature=0.0, max_tokens=12,
                      response_format=response_format(mode, "probe", _PROBE_SCHEMA))  # type: ignore[arg-type]
-            log.info("LLM endpoint %s accepts response_format %s", llm.base_url, mode)
+            log.info("LLM endpoint %s accepts response_format %s", llm.shown_url, mode)
             return mode  # type: ignore[return-value]
         except LLMRejected as exc:
-            log.warning("LLM endpoint %s refuses response_format %s (%s)", llm.base_url, mode, exc.why)
+            log.warning("LLM endpoint %s refuses response_format %s (%s)", llm.shown_url, mode, exc.why)
     return "text"
 
 

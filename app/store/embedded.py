@@ -6,6 +6,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ import redis
 
 from app.core.child import die_with_parent
 from app.core.errors import ConfigError, StoreUnavailable
+from app.store.aof import server_args
 
 log = logging.getLogger(__name__)
 
@@ -145,12 +147,29 @@ def _kill_orphan(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+_REASON = re.compile(r"error|bad file|short read|unexpected|corrupt|checksum|fail|can't|cannot|fatal|"
+                     r"unrecoverable|truncated|invalid", re.I)
+_ADVICE = re.compile(r"test-memory|RAM error|BUG REPORT|report the crash|github\.com|------|===", re.I)
+
+
+def start_error(log_text: str) -> str:
+    """The informative lines of the last start in a redis log (see ``EmbeddedServer._log_tail``)."""
+    lines = log_text.strip().splitlines()
+    starts = [i for i, line in enumerate(lines) if "oO0OoO0OoO0Oo" in line]  # redis's "starting" banner
+    last = lines[starts[-1]:] if starts else lines
+    reasons = [line.strip() for line in last if _REASON.search(line) and not _ADVICE.search(line)]
+    chosen = list(dict.fromkeys(reasons))[:3] or [line.strip() for line in last[-3:]]
+    return " | ".join(chosen)[:1000]
+
+
 class EmbeddedServer:
     """Manages one FalkorDB server per data directory (pid/port state file)."""
 
     def __init__(self, data_dir: Path, port: int = 0, host: str = "127.0.0.1",
-                 falkor_args: str | tuple[str, ...] = DEFAULT_MODULE_ARGS) -> None:
+                 falkor_args: str | tuple[str, ...] = DEFAULT_MODULE_ARGS, aof_rewrite_mb: int = 16) -> None:
+        """``aof_rewrite_mb``: the server rewrites its AOF by itself from this size (app/store/aof.py)."""
         self.data_dir = Path(data_dir).resolve()
+        self.aof_rewrite_mb = aof_rewrite_mb
         self.requested_port = port
         self.host = host
         self.falkor_args = module_args(falkor_args)
@@ -285,15 +304,19 @@ class EmbeddedServer:
         return [
             server, "--port", str(port), "--bind", self.host, "--dir", str(self.data_dir),
             "--appendonly", "yes", "--save", "", "--protected-mode", "yes",
+            *server_args(self.aof_rewrite_mb),
             "--loadmodule", module, *self.falkor_args, "--logfile", str(self.data_dir / LOG_FILE),
         ]
 
     def _log_tail(self) -> str:
+        """Why the last start failed, from the log: the lines of that start naming an error (a corrupt AOF
+        or RDB: "Bad file format", "Short read", "Unexpected EOF"), not the closing advice of redis's crash
+        report ("Suspect RAM error? Use redis-server --test-memory"); else the last three lines."""
         try:
-            lines = (self.data_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()
-            return " | ".join(lines[-3:])
+            text = (self.data_dir / LOG_FILE).read_text(errors="replace")
         except OSError:
             return ""
+        return start_error(text)
 
     def stop(self, timeout_s: float = 10.0, compact_wait_s: float = 300.0) -> bool:
         """Stop the server of this data dir (AOF compacted, then flushed); returns whether one was running."""

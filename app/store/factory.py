@@ -11,7 +11,7 @@ from app.store.embedded import EmbeddedServer, ServerInfo
 def embedded_server(settings: Settings) -> EmbeddedServer:
     """The embedded FalkorDB server manager for the configured data dir."""
     return EmbeddedServer(settings.falkor_data_dir, settings.falkor_port, settings.falkor_host,
-                          settings.falkor_module_args)
+                          settings.falkor_module_args, aof_rewrite_mb=settings.falkor_aof_rewrite_mb)
 
 
 def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphStore:

@@ -14,6 +14,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from app.api.main import create_app
+from app.commands.workers import uvicorn_options
 from app.core.config import Settings
 from app.services.container import build_services
 
@@ -60,7 +61,8 @@ def live_server(settings: Settings, timeout_s: float = 60.0,
     """Serve the app (services built on the already running store), or ``app`` when given."""
     app = app or create_app(settings, services_factory=lambda s: build_services(s, start_embedded=False))
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                            http=uvicorn_options(settings)["http"])  # the protocol `neorag serve` uses
     server = _Server(config)
     thread = threading.Thread(target=server.run, name="neorag-ui-test-server", daemon=True)
     thread.start()

@@ -37,3 +37,18 @@ def write_pdf(path: Path, pages: list[list[str]]) -> Path:
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
     return path
+
+
+def write_crafted_pdf(path: Path, kind: str) -> Path:
+    """A PDF the reader cannot decode: ``unknown_filter`` (a content stream with ``/Filter /FooDecode``) or
+    ``bad_encryption`` (``/Encrypt << /Filter /Standard /V 9 /R 9 >>``); pypdf raises NotImplementedError."""
+    raw = write_pdf(path, [["This text is never read."]]).read_bytes()
+    if kind == "unknown_filter":
+        raw = raw.replace(b"<< /Length ", b"<< /Filter /FooDecode /Length ", 1)
+    elif kind == "bad_encryption":
+        raw = raw.replace(b"/Root 1 0 R >>", b"/Root 1 0 R /Encrypt << /Filter /Standard /V 9 /R 9 /O (o) "
+                                             b"/U (u) /P -4 >> /ID [(i) (i)] >>")
+    else:
+        raise ValueError(f"unknown crafted PDF kind {kind!r}")
+    path.write_bytes(raw)
+    return path

@@ -164,8 +164,11 @@ class CacheStats(_Open):
 
     embedding_cache_size: int
     answer_cache_size: int
-    embedding_cache_keys: list[str]
+    embedding_cache_keys: list[str] = Field(
+        description="The most recent 50 keys: `sha256:<16 hex>` digests of their text; the texts with "
+                    "?texts=true (a write key)")
     answer_cache_keys: list[str]
+    keys_shown_as: Literal["sha256", "text"]
 
 
 class Cleared(_Open):
@@ -182,6 +185,8 @@ class IngestCounts(_Open):
     chunks_new: int | None = None
     errors: list[dict[str, Any]] | None = None
     mode: str | None = None
+    upload_removed: bool | None = Field(None, description="True when the path was one uploaded file that did "
+                                                          "not become a listed document and was deleted.")
 
 
 class ReasonAnswer(_Open):
@@ -236,6 +241,17 @@ class KGSample(_Open):
     question: str | None = None
 
 
+# OpenAPI before 3.2: the `schema` of text/event-stream describes ONE event, as a client parses it
+SSE_EVENT: dict[str, Any] = {
+    "type": "object", "required": ["data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["start", "result", "message"],
+                  "description": "`start`, `result`, or `message` (no `event:` line: a stage, done, error)"},
+        "data": {"type": "string", "description": "A JSON object as text: `{}` (start), `{\"stage\": ...}`"},
+        "id": {"type": "string"},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+}
 SSE_DESCRIPTION = ("Server-sent events: `event: start`, stage lines (`data: {\"stage\": ...}`), "
                    "`event: result`, "
                    "then `data: {\"stage\": \"done\"}` (or `{\"stage\": \"error\", \"error\": ...}`).")

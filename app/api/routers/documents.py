@@ -17,14 +17,12 @@ from app.api.documents_models import DeleteResult, DocumentDetail, DocumentList,
 from app.api.openapi import errors
 from app.api.security import READ, WRITE, access
 from app.api.security.policy import upload_body_limit
-from app.core.errors import NeoRAGError
 from app.documents.catalog import ID_PATTERN, document_detail, list_documents
 from app.documents.delete import delete_document
+from app.documents.upload_ingest import ingest_upload
 from app.documents.uploads import SavedUpload, UploadRejected, UploadSink, uploads_root
 from app.services.container import Services
-from ingest.jobs import ingest_jobs
 from ingest.load import SUPPORTED_SUFFIXES
-from ingest.options import IngestOptions
 from ingest.sources import source_id
 
 router = APIRouter(tags=["documents"])
@@ -32,7 +30,7 @@ FLUSH_BYTES = 1 << 20  # body bytes handed to the parser (and disk) at a time
 DOC_ID_PATTERN = ID_PATTERN.pattern
 MAX_OFFSET = 1_000_000_000
 _UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {
-    "schema": {"type": "object", "required": ["file"], "properties": {
+    "schema": {"type": "object", "required": ["file"], "additionalProperties": False, "properties": {
         "file": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "binary"},
                  "description": "One or more files (repeat the part); names must end in an extension "
                                 "ingest reads (.txt, .md, .pdf, .json, ...), else 415; an empty file is "
@@ -89,16 +87,6 @@ async def _receive(request: Request, services: Services) -> list[SavedUpload]:
         raise
 
 
-def _ingest(services: Services, item: SavedUpload) -> dict[str, Any]:
-    """Ingest one stored upload (incremental: a repeated upload is a no-op); errors become a field."""
-    try:
-        options = IngestOptions(incremental=True, allowed_roots=[uploads_root(services.settings)])
-        result = ingest_jobs(services).run_sync(services, item.path, options)
-        return {"ingest": result}
-    except NeoRAGError as exc:
-        return {"ingest": None, "ingest_error": str(exc)}
-
-
 def _describe(item: SavedUpload) -> dict[str, Any]:
     path = str(item.path)
     return {"id": source_id(path), "filename": item.filename, "name": item.name, "source": path,
@@ -126,7 +114,7 @@ async def upload_documents(
     for item in saved:
         entry = _describe(item)
         if ingest:
-            entry.update(await run_in_threadpool(_ingest, services, item))
+            entry.update(await run_in_threadpool(ingest_upload, services, item))
         out.append(entry)
     return {"documents": out, "ingested": ingest}
 

@@ -44,7 +44,8 @@ def graph(
     ),
     services: Services = Depends(get_services),
 ) -> dict[str, Any]:
-    """A bounded subgraph for exactly one entry point (else 422); node ids are stable across requests."""
+    """A bounded subgraph for one entry point (several: the first of entity, document, dataset + sample,
+    node, answer; none: 422); node ids are stable across requests."""
     return get_graph(
         services, GraphQuery(entity, document, dataset, sample, focus, node, answer, depth, limit)
     )

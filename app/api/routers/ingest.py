@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
@@ -14,11 +16,12 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import get_services
 from app.api.openapi import errors, ok
-from app.api.openapi.models import SSE_DESCRIPTION, IngestCounts
+from app.api.openapi.models import SSE_DESCRIPTION, SSE_EVENT, IngestCounts
 from app.api.openapi.strict import StrictBody
 from app.api.security import WRITE, access
 from app.core.errors import BadInput, NeoRAGError
 from app.core.text import NONBLANK_TEXT_PATTERN
+from app.documents.upload_ingest import drop_unlisted_upload
 from app.documents.uploads import ingest_roots
 from app.services.container import Services
 from app.services.llm import require_llm
@@ -28,6 +31,7 @@ from ingest.paths import checked_target
 from ingest.relations_only import validate_relations_only
 
 router = APIRouter(tags=["ingest"])
+log = logging.getLogger(__name__)
 HEARTBEAT_S = 15.0
 
 
@@ -89,16 +93,18 @@ def ingest(body: IngestRequest = Body(None), params: _Params = Depends(),
         raise BadInput("path: field required (the file or directory to ingest)", field="path")
     target = _prepare(services, body.path, params.options)
     try:
-        return ingest_jobs(services).run_sync(services, target, params.options)
+        return ingest_jobs(services).run_sync(services, target, params.options,
+                                              after=partial(drop_unlisted_upload, services, target))
     except NeoRAGError:
         raise
     except Exception as exc:  # noqa: BLE001 - one JSON line instead of a bare 500
+        log.exception("ingest of %s failed", target)  # the traceback, as /ingest/stream logs it
         return JSONResponse(status_code=500, content={"error": "ingest_failed",
                                                       "message": f"{type(exc).__name__}: {exc}"})
 
 
 @router.get("/ingest/stream", response_model=None, response_class=EventSourceResponse, responses={
-    200: {"description": SSE_DESCRIPTION, "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    200: {"description": SSE_DESCRIPTION, "content": {"text/event-stream": {"schema": SSE_EVENT}}},
     **errors(403, 404, 409)})
 @access(WRITE)
 async def ingest_stream(path: str = Query(..., min_length=1, max_length=4096, pattern=NONBLANK_TEXT_PATTERN,
@@ -110,7 +116,8 @@ async def ingest_stream(path: str = Query(..., min_length=1, max_length=4096, pa
     The ingest runs on a background thread and continues to completion if the client disconnects.
     """
     target = await asyncio.to_thread(_prepare, services, path, params.options)
-    job = ingest_jobs(services).start(services, target, params.options)
+    job = ingest_jobs(services).start(services, target, params.options,
+                                      after=partial(drop_unlisted_upload, services, target))
 
     async def events() -> AsyncIterator[dict[str, str]]:
         yield {"event": "start", "data": "{}"}

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import Field
 
 from app.api.deps import get_services
-from app.api.openapi import model_ref, ok
+from app.api.openapi import errors, model_ref, ok
 from app.api.openapi.models import Actions, ChatActions, KGQueryAnswer
 from app.api.openapi.strict import StrictBody
 from app.api.routers.retrieve import answer_format
@@ -65,13 +65,16 @@ class KGQuery(StrictBody):
     triples_per_relation: int | None = Field(None, ge=1, le=1000)
 
 
-@router.post("/kg/query", response_model=None, responses=ok(KGQueryAnswer))
+@router.post("/kg/query", response_model=None, responses={**ok(KGQueryAnswer), **errors(404)})
 @access(READ)
 def kg_query(body: KGQuery, services: Services = Depends(get_services)) -> dict[str, Any]:
     """Answer function calls over the whole dataset graph; returns ``{text, calls}``."""
     dataset = body.dataset
     if not dataset:
         names = [d["name"] for d in list_datasets(services.store)]
+        if not names:  # what is missing is a dataset in the store, not a field of the request
+            raise BadInput("dataset: no KG dataset is loaded; load one with `neorag kg load` (GET /actions "
+                           "lists the loaded datasets)", status=404, field="dataset")
         if len(names) != 1:
             raise BadInput(f"dataset: required when {len(names)} datasets are loaded ({', '.join(names)})",
                            field="dataset")

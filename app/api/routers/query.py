@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.concurrency import iterate_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.api.deps import get_services
-from app.api.openapi import json_body, ok
+from app.api.openapi import errors, json_body, ok
 from app.api.openapi.bodies import PREVIEW_BODY, QUERY_BODY
 from app.api.openapi.models import CacheStats, Cleared, QueryAnswer, RankingPreview
-from app.api.security import READ, WRITE, access
+from app.api.security import READ, WRITE, access, writer
 from app.core.errors import BadInput, LLMUnavailable, StoreUnavailable
 from app.graphview.evidence import keep_answer_graph
 from app.retrieval import validate
@@ -95,11 +95,20 @@ def ranking_preview(
     )
 
 
-@router.get("/cache/stats", response_model=None, responses=ok(CacheStats))
+@router.get("/cache/stats", response_model=None, responses={**ok(CacheStats), **errors(403)})
 @access(READ)
-def cache_stats(services: Services = Depends(get_services)) -> dict[str, Any]:
-    """Sizes and keys of the query-embedding and answer caches."""
-    return caches(services).stats()
+def cache_stats(request: Request, services: Services = Depends(get_services),
+                texts: bool = Query(False, description="Show the keys' texts (recent questions of every "
+                                                       "client): needs a write key when keys are set")
+                ) -> dict[str, Any] | JSONResponse:
+    """Sizes, hit counts and the recent keys of the query-embedding and answer caches; the keys as
+    ``sha256:`` digests unless ``texts=true`` with a write key."""
+    if texts and not writer(request):
+        return JSONResponse(status_code=403, content={
+            "error": "insufficient_scope", "field": "texts",
+            "message": "texts: the cached questions of every client need a write key; without texts=true "
+                       "the keys are shown as sha256 digests"})
+    return caches(services).stats(texts=texts)
 
 
 @router.post("/cache/clear", response_model=None, responses=ok(Cleared))

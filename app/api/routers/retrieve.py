@@ -37,7 +37,7 @@ _ANSWERS = {"anyOf": [
 _DOCS: dict[str, Any] = {
     "openapi_extra": {**json_body(RETRIEVE_BODY), "parameters": RETRIEVE_PARAMETERS},
     "responses": {200: {"description": "KG answers, or passages",
-                        "content": {"application/json": {"schema": _ANSWERS}}}, **errors(413)},
+                        "content": {"application/json": {"schema": _ANSWERS}}}, **errors(413, 422)},
 }
 
 
@@ -69,13 +69,15 @@ async def retrieve(request: Request) -> Response:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"body: not valid JSON ({exc})", field="body") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer past the conversion limit
+        raise BadInput(f"body: {str(exc)[:200]}", field="body") from None
     services = get_services(request)
     settings = services.settings
     fmt = answer_format(request.query_params.get("format"), settings.kg_default_format)
     if isinstance(data, list):
         limit = settings.kg_max_batch
         if len(data) > limit:
-            return JSONResponse(status_code=413, content={
+            return JSONResponse(status_code=422, content={  # the schema's maxItems: a schema violation
                 "error": "batch_too_large", "field": "body",
                 "message": f"body: {len(data)} actions exceed the limit of {limit} (NEORAG_KG_MAX_BATCH)"})
         for index, item in enumerate(data):

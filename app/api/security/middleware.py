@@ -25,6 +25,7 @@ from app.api.security.origins import SAFE_METHODS
 from app.api.security.policy import Policy
 
 log = logging.getLogger("neorag.security")
+_CODES = {400: "bad_request", 415: "unsupported_media_type", 422: "invalid_request"}
 ROUTE_KEY = "neorag.route"
 CREDENTIAL_KEY = "neorag_credential"  # in scope["state"]: the level the request's key or token granted
 STREAM_TOKEN_PARAM = "sse_token"
@@ -190,6 +191,13 @@ class AccessGuard:
         if multipart:
             await self.app(scope, _counting(receive, limit), send)
             return
+        charset = limits.foreign_charset(content_type) if limits.is_json_type(content_type) else None
+        if charset is not None:
+            policy.refusals.add("media_type")
+            await send_json(send, 415, {"error": "unsupported_media_type", "field": "Content-Type",
+                                        "message": f"body: charset {charset!r} is not accepted: JSON must be "
+                                                   "UTF-8 (RFC 8259 section 8.1)"})
+            return
         body = await _read_body(receive, limit)
         if body is None:
             await self._too_large(send, None, limit, multipart)
@@ -198,25 +206,35 @@ class AccessGuard:
             problem = self._json_problem(body)
             if problem is not None:
                 policy.refusals.add("bad_json")
-                await send_json(send, 422, {"error": "invalid_request", "field": "body",
-                                            "message": f"body: {problem}"})
+                status, message = problem
+                await send_json(send, status, {"error": _CODES[status], "field": "body",
+                                               "message": f"body: {message}"})
                 return
         await self.app(scope, _replay(body, receive), send)
 
-    def _json_problem(self, body: bytes) -> str | None:
+    def _json_problem(self, body: bytes) -> tuple[int, str] | None:
+        """(status, message) of the first thing wrong with a JSON body, or None: the encoding first (JSON
+        is UTF-8, so nothing after this check ever decodes UTF-16 / UTF-32), then what a parser trips on."""
         where = limits.utf8_error(body)
         if where is not None:
-            return f"not valid UTF-8 (at {where})"
+            return 422, f"not valid UTF-8 (at {where}); JSON must be UTF-8 (RFC 8259 section 8.1)"
+        control = limits.control_byte(body)
+        if control is not None:
+            return 422, control
         if limits.json_depth_over(body, self.policy.max_json_depth):
-            return (f"JSON nested deeper than {self.policy.max_json_depth} levels "
-                    "(NEORAG_MAX_JSON_DEPTH)")
+            return 422, (f"JSON nested deeper than {self.policy.max_json_depth} levels "
+                         "(NEORAG_MAX_JSON_DEPTH)")
         lone = limits.lone_surrogate(body)
         if lone is not None:
-            return (f"the escape {lone} is a lone UTF-16 surrogate, not a character: "
-                    "send valid Unicode text")
+            return 422, (f"the escape {lone} is a lone UTF-16 surrogate, not a character: "
+                         "send valid Unicode text")
         number = limits.non_json_number(body)
         if number is not None:
-            return f"{number} is not a JSON number"
+            return 422, f"{number} is not a JSON number"
+        digits = limits.long_number(body)
+        if digits is not None:
+            return 400, (f"a number of {digits} digits exceeds the limit of {limits.max_digits()} digits "
+                         "(larger integers cannot be converted)")
         return None
 
     async def _too_large(self, send: Send, size: int | None, limit: int, multipart: bool) -> None:
@@ -226,6 +244,14 @@ class AccessGuard:
         what = f"{size} bytes exceed" if size is not None else "more bytes than"
         await send_json(send, 413, {"error": "body_too_large", "field": "body",
                                     "message": f"body: {what} the limit of {limit} bytes ({setting})"})
+
+
+def writer(request: Any) -> bool:
+    """Whether a request may see what only a write key may: keys are off, or it carried a write key."""
+    policy: Policy | None = getattr(request.app.state, "policy", None)
+    if policy is None or not policy.keys.enabled:
+        return True
+    return bool(request.scope.get("state", {}).get(CREDENTIAL_KEY) == WRITE)
 
 
 def _presented_key(headers: dict[bytes, bytes]) -> bytes | None:
