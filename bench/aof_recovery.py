@@ -1,0 +1,121 @@
+"""Benchmark: how long the embedded FalkorDB takes to answer again after kill -9, with its AOF as NeoRAG keeps
+it (rewritten as a snapshot after an ingest job, app/store/aof.py) and with every write left in the AOF.
+
+Writes ``--chunks`` Chunk nodes (text, 384-dim embeddings, one Document per 100 chunks) through NeoRAG's own
+statements into a fresh store, then per variant: SIGKILL the server, start it again on the same data dir and
+time until a count query answers (what the supervisor's restart waits for).
+
+    .venv/bin/python bench/aof_recovery.py [--chunks 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+from app.core.config import Settings  # noqa: E402
+from app.store.aof import compact_if_grown  # noqa: E402
+from app.store.embedded import EmbeddedServer, free_port  # noqa: E402
+from app.store.factory import make_store  # noqa: E402
+
+DIM = 384
+
+
+def write_chunks(server: EmbeddedServer, n: int) -> None:
+    info = server.start()
+    settings = Settings(backend="embedded", falkor_data_dir=info.data_dir, falkor_port=info.port,
+                        graph_name="bench", llm_base_url=None)
+    store = make_store(settings, info)
+    try:
+        store.bootstrap(DIM)
+        rng = random.Random(5)
+        for start in range(0, n, 1000):
+            ids = range(start, min(n, start + 1000))
+            docs = sorted({i // 100 for i in ids})
+            store.run("document_upsert", {"rows": [
+                {"id": f"d{d}", "title": f"Doc {d}", "source": f"/b/{d}.txt", "props": {}} for d in docs]})
+            store.run("chunk_upsert", {"rows": [{
+                "id": f"c{i}", "doc_id": f"d{i // 100}", "text": f"chunk {i} " + "lorem ipsum " * 60,
+                "hash": f"h{i}", "source": f"/b/{i // 100}.txt", "seq": i % 100, "title": f"Doc {i // 100}",
+                "pos": i % 100, "section": None, "page": None, "page_end": None, "line_start": None,
+                "line_end": None, "record": None, "paragraph": None} for i in ids]})
+            store.run("chunk_set_embeddings", {"rows": [
+                {"id": f"c{i}", "embedding": [rng.uniform(-1, 1) for _ in range(DIM)]} for i in ids]})
+    finally:
+        store.close()
+
+
+def aof_mb(conn: redis.Redis) -> float:
+    return int(conn.info("persistence").get("aof_current_size", 0)) / 1e6
+
+
+def recover(server: EmbeddedServer) -> float:
+    """SIGKILL the server, start it again, seconds until a graph query answers."""
+    info = server.start()
+    os.kill(info.pid, signal.SIGKILL)
+    while True:
+        try:
+            os.kill(info.pid, 0)
+            time.sleep(0.05)
+        except ProcessLookupError:
+            break
+        try:
+            os.waitpid(info.pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    t0 = time.perf_counter()
+    info = server.start()
+    conn = redis.Redis(host=info.host, port=info.port)
+    while True:
+        try:
+            conn.execute_command("GRAPH.QUERY", "bench", "MATCH (c:Chunk) RETURN count(c)")
+            return time.perf_counter() - t0
+        except redis.exceptions.BusyLoadingError:
+            time.sleep(0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="aof-recovery-"))
+    print(f"load average before {os.getloadavg()[0]:.2f}", flush=True)
+    try:
+        for variant in ("every write in the AOF", "NeoRAG: rewritten after the job"):
+            server = EmbeddedServer(work / variant.split()[0], port=free_port())
+            info = server.start()
+            conn = redis.Redis(host=info.host, port=info.port)
+            if variant.startswith("every"):
+                conn.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite at all: the old worst case
+            t0 = time.perf_counter()
+            write_chunks(server, args.chunks)
+            wrote = time.perf_counter() - t0
+            if not variant.startswith("every"):
+                compact_if_grown(info.host, info.port, 16 * 2**20)  # what the job registry does
+                while int(conn.info("persistence").get("aof_rewrite_in_progress", 0)):
+                    time.sleep(0.1)
+            size = aof_mb(conn)
+            seconds = recover(server)
+            print(f"{args.chunks:,} chunks ({variant}): written in {wrote:.0f} s, AOF {size:,.1f} MB, "
+                  f"answers again {seconds:.2f} s after kill -9", flush=True)
+            server.stop(compact_wait_s=0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
