@@ -34,6 +34,17 @@ def _store(server: EmbeddedServer) -> FalkorStore:
     return FalkorStore(LIB, "127.0.0.1", info.port, "g")
 
 
+def _stopped_store_with_one_document(data_dir: Path) -> EmbeddedServer:
+    """A store under ``data_dir`` holding one Document, stopped (its AOF compacted)."""
+    server = EmbeddedServer(data_dir)
+    server.start()
+    store = _store(server)
+    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
+    store.close()
+    server.stop()
+    return server
+
+
 def _cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NEORAG_FALKOR_DATA_DIR": str(data_dir), "NEORAG_FALKOR_PORT": "0"}
     return subprocess.run([NEORAG, "db", *args], capture_output=True, text=True, env=env, timeout=120,
@@ -84,12 +95,7 @@ def test_backup_wipe_restore_gives_the_same_graph(tmp_path: Path, embedder: obje
 
 
 def test_backup_of_a_stopped_store_and_restore_refusals(tmp_path: Path) -> None:
-    server = EmbeddedServer(tmp_path / "db")
-    server.start()
-    store = _store(server)
-    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
-    store.close()
-    server.stop()
+    server = _stopped_store_with_one_document(tmp_path / "db")
     snap = tmp_path / "snap.rdb"
     assert backup(server, snap) > 0  # started for the snapshot, stopped again
     assert server.status() is None
@@ -221,13 +227,8 @@ def test_restore_verifies_the_whole_file_first(tmp_path: Path) -> None:
 def test_a_store_that_cannot_start_reports_the_real_reason(tmp_path: Path) -> None:
     """A corrupt store file: the start error (what the supervisor logs) names FalkorDB's reason, not the
     closing advice of its crash report ("Suspect RAM error? Use redis-server --test-memory")."""
-    server = EmbeddedServer(tmp_path / "db")
-    server.start()
-    store = _store(server)
-    store.run_batched("document_upsert", [{"id": "d1", "title": "T", "source": "t.txt", "props": {}}])
-    store.close()
-    server.stop()
-    base = next((tmp_path / "db" / "appendonlydir").glob("*.base.rdb"))
+    server = _stopped_store_with_one_document(tmp_path / "db")
+    base = next((server.data_dir / "appendonlydir").glob("*.base.rdb"))
     data = base.read_bytes()
     base.write_bytes(data[: len(data) // 2])
     with pytest.raises(StoreUnavailable) as err:
