@@ -162,7 +162,8 @@ def test_the_session_neo4j_maps_the_archive_built_at_install(backend: Backend,
     runtime = Neo4jRuntime(settings.neo4j_cache_dir, java=settings.neo4j_java)
     archive = runtime.cds_archive(runtime.java())
     assert archive.exists(), "run `neorag neo4j install` (scripts/test-tools.sh does) to build it"
-    maps = Path(f"/proc/{neo4j_server.pid}/maps").read_text()
+    pid = json.loads((neo4j_server.data_dir / STATE_FILE).read_text())["pid"]  # restarted by earlier tests?
+    maps = Path(f"/proc/{pid}/maps").read_text()
     assert str(archive) in maps
 
 @pytest.mark.backends("neo4j")
