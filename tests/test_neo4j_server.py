@@ -150,21 +150,35 @@ def test_start_maps_the_archive_of_its_own_java_only(tmp_path: Path) -> None:
     assert not any("SharedArchiveFile" in a for a in Neo4jServer(tmp_path, runtime, use_cds=False)
                    .jvm_args(str(java_a)))
     assert runtime.classpath().endswith("neorag-launcher.jar")  # CDS takes jars only, no class folder
+    jar = runtime.launcher / "neorag-launcher.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"one")
+    before = runtime.cds_archive(str(java_a))
+    jar.write_bytes(b"other")  # a rebuilt launcher: the JVM would refuse the old archive ("failed to load")
+    assert runtime.cds_archive(str(java_a)) != before
 
 
 # --- the session's real Neo4j ----------------------------------------------------------------------
 
 @pytest.mark.backends("neo4j")
-def test_the_session_neo4j_maps_the_archive_built_at_install(backend: Backend,
-                                                             neo4j_server: Neo4jInfo) -> None:
-    """`neorag neo4j install` (scripts/test-tools.sh) built the archive; the running JVM has it mapped."""
+def test_a_start_and_a_restart_map_the_archive_built_at_install(backend: Backend, tmp_path: Path) -> None:
+    """`neorag neo4j install` (scripts/test-tools.sh) built the archive; a server started on a fresh data
+    dir, and started again on the same one, has it mapped (its own server: the session's is restarted by
+    other tests)."""
     settings = Settings()
     runtime = Neo4jRuntime(settings.neo4j_cache_dir, java=settings.neo4j_java)
     archive = runtime.cds_archive(runtime.java())
     assert archive.exists(), "run `neorag neo4j install` (scripts/test-tools.sh does) to build it"
-    pid = json.loads((neo4j_server.data_dir / STATE_FILE).read_text())["pid"]  # restarted by earlier tests?
-    maps = Path(f"/proc/{pid}/maps").read_text()
-    assert str(archive) in maps
+    server = Neo4jServer(tmp_path / "db", runtime, bolt_port=free_port(), http_port=free_port(),
+                         password=NEO4J_TEST_PASSWORD, heap=TEST_NEO4J_HEAP, pagecache=TEST_NEO4J_PAGECACHE)
+    try:
+        for _ in ("fresh", "again"):
+            info = server.start(timeout_s=300)
+            assert str(archive) in Path(f"/proc/{info.pid}/maps").read_text()
+            server.stop()
+    finally:
+        server.stop()
+
 
 @pytest.mark.backends("neo4j")
 def test_status_and_browser_of_the_running_server(backend: Backend, neo4j_server: Neo4jInfo) -> None:

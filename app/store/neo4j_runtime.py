@@ -158,14 +158,19 @@ class Neo4jRuntime:
         real = os.path.realpath(java)
         stat = Path(real).stat()
         key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{self.classpath()}"
+        jar = self.launcher / LAUNCHER_JAR  # the JVM refuses an archive whose jars changed since
+        if jar.exists():
+            key += f"|{jar.stat().st_size}|{jar.stat().st_mtime_ns}"
         tag = hashlib.sha1(key.encode()).hexdigest()
         return self.home / "cds" / f"neo4j-{tag[:16]}.jsa"
 
     def is_ready(self) -> bool:
-        """Whether the jars (and APOC, if asked) are resolved and the launcher is compiled and current."""
+        """Whether the jars (and APOC, if asked) are resolved and the launcher is compiled from the current
+        source (by content, not date: a fresh clone must not rebuild the jar, which voids the archive)."""
         marker = self.launcher / LAUNCHER_JAR
+        stamp = self.launcher / ".source-sha1"
         return ((self.lib / ".resolved").exists() and marker.exists()
-                and marker.stat().st_mtime >= LAUNCHER_SOURCE.stat().st_mtime
+                and stamp.exists() and stamp.read_text() == _source_sha1()
                 and (not self.apoc or (self.plugins / ".resolved").exists()))
 
     def ensure(self, java: str | None = None) -> RuntimeReport:
@@ -231,6 +236,11 @@ class Neo4jRuntime:
         jar.with_suffix(".partial").replace(jar)
         for cls in self.launcher.glob("*.class"):
             cls.unlink()
+        (self.launcher / ".source-sha1").write_text(_source_sha1())
+
+
+def _source_sha1() -> str:
+    return hashlib.sha1(LAUNCHER_SOURCE.read_bytes()).hexdigest()
 
 
 def _tree_bytes(path: Path) -> int:
