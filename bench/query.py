@@ -234,10 +234,12 @@ def pct(values: list[float], p: float) -> float:
 def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
     """p50/p95 of the round trip, req/s, errors; for /ranking/preview also the server's own split
     (``timings_ms``): ``embed_ms`` = waiting for the question's embedding (what BM25 and entity linking
-    did not hide), ``retrieval_ms`` = the server's total minus that wait (retrieval proper)."""
+    did not hide), ``retrieval_ms`` = the server's total minus that wait (retrieval proper), and the p50
+    of every stage the server times."""
     lat: list[float] = []
     embed: list[float] = []
     proper: list[float] = []
+    stages: dict[str, list[float]] = {}
     errors = 0
 
     def one(body: dict[str, Any], client: httpx.Client) -> None:
@@ -252,6 +254,8 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
             wait = float(timings.get("embed_wait") or 0.0)
             embed.append(wait)
             proper.append(float(timings.get("total") or 0.0) - wait)
+            for stage, ms in timings.items():
+                stages.setdefault(stage, []).append(float(ms or 0.0))
 
     clients = [httpx.Client(timeout=60) for _ in range(concurrency)]
     t0 = time.perf_counter()
@@ -267,7 +271,8 @@ def load(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int) ->
         "errors": errors,
     }
     if proper:
-        out |= {"embed_p50_ms": statistics.median(embed), "retrieval_p50_ms": statistics.median(proper)}
+        out |= {"embed_p50_ms": statistics.median(embed), "retrieval_p50_ms": statistics.median(proper),
+                "stage_p50_ms": {k: round(statistics.median(v), 2) for k, v in stages.items()}}
     return out
 
 
@@ -334,6 +339,9 @@ def main() -> None:
                                 f"  {r['rps']:6.1f} req/s  errors {r['errors']}{split}",
                                 flush=True,
                             )
+                            if "stage_p50_ms" in r:
+                                print("          stages p50 ms: " + ", ".join(
+                                    f"{k} {v:.1f}" for k, v in r["stage_p50_ms"].items()), flush=True)
                 finally:
                     proc.terminate()
                     proc.wait(timeout=30)
