@@ -89,6 +89,28 @@ def test_the_child_dies_with_its_parent(tmp_path: Path) -> None:
     assert not _alive(child)
 
 
+@pytest.mark.llm
+def test_the_child_is_tied_to_the_supervising_thread(tmp_path: Path) -> None:
+    """One supervisor (app/core/child.py) starts the server from its own thread with PR_SET_PDEATHSIG: when
+    that thread ends without stopping the child (the parent process still alive, so the child's own
+    parent-pid check does not fire), the child gets SIGKILL."""
+    model = bundled_model()
+    assert model is not None
+    server = LocalLLM(ServeConfig(model, ctx=256, parallel=1, threads=1), tmp_path / "llm.log")
+    server.start(wait_s=120, measure=False)
+    sup = server.supervisor
+    assert sup is not None and sup.child is not None and server.alive()
+    assert server.supervision() == {"state": "running", "restarts": 0, "last_error": None}
+    info = server.info()
+    child = sup.child
+    assert (info["state"], info["restarts"], info["last_error"]) == ("running", 0, None)
+    assert info["pid"] == child.pid
+    sup.close()  # no stop_child: only the thread ends
+    assert child.wait(timeout=30) == -signal.SIGKILL
+    assert not server.alive() and server.supervision()["state"] == "stopped"
+    server.stop()  # after close: nothing left to stop, no error
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
