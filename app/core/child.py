@@ -110,7 +110,7 @@ class Supervisor(Generic[T]):
         self._first.set()
         backoff = self.interval_s
         while not self._stop.wait(self.interval_s if self.state == "running" else backoff):
-            if self._closing or (self.state == "running" and self._alive(self.child)):
+            if self._closing or (self.state == "running" and self._alive(child)):
                 continue
             if self.state == "running":
                 log.warning("%s died; restarting it", self.name)
