@@ -65,6 +65,9 @@ def test_diagnostics_show_the_local_model(client: TestClient, local_llm: LocalMo
     local = llm["local"]
     assert local["model_file"].endswith(".gguf") and local["model_mb"] > 50 and local["alive"]
     assert local["ctx_per_slot"] == 2048 and local["parallel"] == 2
+    # the supervisor's view (app/core/child.py), as the store's supervisor shows it
+    assert local["state"] == "running" and local["pid"] == local_llm.server.pid
+    assert local["restarts"] == local_llm.server.restarts and "last_error" in local
 
 
 def test_query_json_and_stream_cite_only_returned_sources(client: TestClient) -> None:

@@ -117,4 +117,4 @@ def test_killing_the_model_server_mid_ingest_falls_back_and_leaves_no_half_writt
     finally:
         services.close()
         local_llm.wait_ready()
-    assert local_llm.server.restarts >= 1
+    assert local_llm.server.restarts >= 1 and local_llm.server.supervision()["state"] == "running"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -87,6 +88,64 @@ def test_the_child_dies_with_its_parent(tmp_path: Path) -> None:
     while time.monotonic() < deadline and _alive(child):
         time.sleep(0.2)
     assert not _alive(child)
+
+
+@pytest.mark.llm
+def test_the_child_is_tied_to_the_supervising_thread(tmp_path: Path) -> None:
+    """One supervisor (app/core/child.py) starts the server from its own thread with PR_SET_PDEATHSIG: when
+    that thread ends without stopping the child (the parent process still alive, so the child's own
+    parent-pid check does not fire), the child gets SIGKILL."""
+    model = bundled_model()
+    assert model is not None
+    server = LocalLLM(ServeConfig(model, ctx=256, parallel=1, threads=1), tmp_path / "llm.log")
+    server.start(wait_s=120, measure=False)
+    sup = server.supervisor
+    assert sup is not None and sup.child is not None and server.alive()
+    assert server.supervision() == {"state": "running", "restarts": 0, "last_error": None}
+    info = server.info()
+    child = sup.child
+    assert (info["state"], info["restarts"], info["last_error"]) == ("running", 0, None)
+    assert info["pid"] == child.pid
+    sup.close()  # no stop_child: only the thread ends
+    assert child.wait(timeout=30) == -signal.SIGKILL
+    assert not server.alive() and server.supervision()["state"] == "stopped"
+    server.stop()  # after close: nothing left to stop, no error
+
+
+class _Listener:
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    def moved(self, base_url: str) -> None:
+        self.urls.append(base_url)
+
+
+@pytest.mark.llm
+def test_a_restart_on_another_port_tells_the_listeners(tmp_path: Path) -> None:
+    """The supervisor's restart hook: when the old port is taken, the server restarts on a free one and the
+    clients (``on_address_change``) get the new base URL."""
+    model = bundled_model()
+    assert model is not None
+    server = LocalLLM(ServeConfig(model, ctx=256, parallel=1, threads=1), tmp_path / "llm.log")
+    server.start(wait_s=120, measure=False)
+    listener = _Listener()
+    server.on_address_change(listener.moved)
+    old_url = server.base_url
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server.cfg.port = taken.getsockname()[1]  # the port the restart tries first is busy
+        try:
+            server.kill_for_test()
+            deadline = time.monotonic() + 120
+            while server.restarts < 1 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert server.restarts == 1 and server.alive() and server.healthy()
+            assert server.base_url != old_url and listener.urls == [server.base_url]
+            assert server.supervision()["state"] == "running"
+        finally:
+            server.stop()
+    assert not server.alive() and server.supervision()["state"] == "stopped"
 
 
 def _alive(pid: int) -> bool:

@@ -1,12 +1,16 @@
-"""Child processes that die with their parent, and a supervisor that restarts one when it dies.
+"""Child processes that die with their parent, and one supervisor that restarts a child when it dies.
 
-Generic (no store knowledge): the embedded FalkorDB uses it (app/store/embedded.py); any other child
-server (e.g. a local LLM server) can use it the same way.
+Generic (no store or model knowledge): both child servers of NeoRAG run under :class:`Supervisor`, the
+embedded FalkorDB (app/store/embedded.py, app/services/container.py) and the local LLM server
+(app/services/local_llm.py). One class holds what both need: restart with exponential back-off while
+starts fail, an optional give-up after ``max_restarts`` restarts within ``restart_window_s`` (state
+``failed``), an ``on_restart`` hook (the local LLM tells its clients a new port), and what the operator
+sees in /diagnostics (:meth:`Supervisor.report`: state, restarts, last error).
 
 ``PR_SET_PDEATHSIG`` is tied to the *thread* that forked the child: the child gets SIGKILL when that
 thread ends. :class:`Supervisor` therefore starts (and restarts) its child on its own thread, which lives
-until :meth:`Supervisor.close`, so the child dies exactly when the supervisor or the whole process does
-(``kill -9`` of the parent included).
+until :meth:`Supervisor.close`, so a child started with :func:`die_with_parent` as ``preexec_fn`` dies
+exactly when the supervisor or the whole process does (``kill -9`` of the parent included).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +51,29 @@ def die_with_parent() -> Callable[[], None]:
 
 class Supervisor(Generic[T]):
     """Keeps one child running: ``start()`` makes it, ``alive(child)`` checks it every ``interval_s``,
-    a dead one is started again (back-off up to ``max_backoff_s`` while starts fail)."""
+    a dead one is started again (back-off up to ``max_backoff_s`` while starts fail).
+
+    ``max_restarts``: give up (state ``failed``, ``last_error`` says so) when the child needs a restart
+    after that many restart attempts within ``restart_window_s``; None restarts for ever.
+    ``on_restart(child)`` runs on the supervising thread after each successful restart.
+    ``state``: starting | running | restarting | failed | stopped."""
 
     def __init__(self, name: str, start: Callable[[], T], alive: Callable[[T], bool],
-                 interval_s: float = 0.5, max_backoff_s: float = 5.0) -> None:
+                 interval_s: float = 0.5, max_backoff_s: float = 5.0, max_restarts: int | None = None,
+                 restart_window_s: float = 300.0, on_restart: Callable[[T], object] | None = None) -> None:
         self.name = name
-        self._start, self._alive = start, alive
+        self._start, self._alive, self._on_restart = start, alive, on_restart
         self.interval_s, self.max_backoff_s = interval_s, max_backoff_s
+        self.max_restarts, self.restart_window_s = max_restarts, restart_window_s
         self.child: T | None = None
         self.restarts = 0
         self.last_error: str | None = None
-        self.state = "starting"  # running | restarting | stopped
+        self.state = "starting"
+        self._attempts: list[float] = []  # when restarts were tried (monotonic), for the give-up window
         self._stop = threading.Event()
         self._closing = False  # set first by close(): no restart while the child is being stopped
+        self._handoff = threading.Lock()  # a new child is either adopted or, once closing, stopped here
+        self._stop_child: Callable[[T], object] | None = None
         self._first = threading.Event()
         self._first_error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -76,40 +90,88 @@ class Supervisor(Generic[T]):
         assert self.child is not None
         return self.child
 
+    def report(self) -> dict[str, Any]:
+        """What the operator sees: ``state``, ``restarts``, ``last_error``."""
+        return {"state": self.state, "restarts": self.restarts, "last_error": self.last_error}
+
     def _loop(self) -> None:
         try:
-            self.child = self._start()
+            child = self._start()
         except BaseException as exc:  # noqa: BLE001 - handed to run()
             self._first_error = exc
             self.state = "stopped"
+            self._first.set()
+            return
+        if not self._adopt(child):
+            self._first_error = RuntimeError(f"{self.name} was closed while it started")
             self._first.set()
             return
         self.state = "running"
         self._first.set()
         backoff = self.interval_s
         while not self._stop.wait(self.interval_s if self.state == "running" else backoff):
-            if self._closing or (self.state == "running" and self._alive(self.child)):
+            if self._closing or (self.state == "running" and self._alive(child)):
                 continue
             if self.state == "running":
                 log.warning("%s died; restarting it", self.name)
                 self.state = "restarting"
+            if self._give_up():
+                return
             try:
-                self.child = self._start()
+                child = self._start()
             except Exception as exc:  # noqa: BLE001 - retried with back-off
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.error("restarting %s failed: %s", self.name, self.last_error)
                 backoff = min(self.max_backoff_s, backoff * 2)
                 continue
+            if not self._adopt(child):
+                return
             self.restarts += 1
             self.state, backoff = "running", self.interval_s
             log.warning("%s restarted (restart %d)", self.name, self.restarts)
+            if self._on_restart is not None:
+                try:
+                    self._on_restart(child)
+                except Exception:  # noqa: BLE001 - a hook never stops the supervision
+                    log.exception("%s: the on-restart hook failed", self.name)
+
+    def _adopt(self, child: T) -> bool:
+        """Make ``child`` the supervised one; if close() began while it started, stop it here instead
+        (``close``'s ``stop_child``; without one it dies with this thread, which ends now)."""
+        with self._handoff:
+            closing = self._closing
+            if not closing:
+                self.child = child
+        if closing and self._stop_child is not None:
+            self._stop_child(child)
+        return not closing
+
+    def _give_up(self) -> bool:
+        """Whether the restart limit is reached (then state ``failed``); otherwise count this attempt."""
+        if self.max_restarts is None:
+            return False
+        now = time.monotonic()
+        self._attempts = [t for t in self._attempts if now - t < self.restart_window_s]
+        if len(self._attempts) < self.max_restarts:
+            self._attempts.append(now)
+            return False
+        last = f" (last error: {self.last_error})" if self.last_error else ""
+        self.last_error = (f"gave up after {self.max_restarts} restart attempts within "
+                           f"{self.restart_window_s:.0f} s{last}")
+        self.state = "failed"
+        log.error("%s: %s; not restarting it", self.name, self.last_error)
+        return True
 
     def close(self, stop_child: Callable[[T], object] | None = None) -> None:
         """Stop supervising; ``stop_child`` (if given) stops the child gracefully first, while the
-        supervising thread still lives (it ends afterwards, and with it any child still tied to it)."""
-        self._closing = True
-        if stop_child is not None and self.child is not None:
-            stop_child(self.child)
+        supervising thread still lives (it ends afterwards, and with it any child still tied to it).
+        A child whose restart was under way is stopped the same way as soon as it has started."""
+        self._stop_child = stop_child
+        with self._handoff:
+            self._closing = True
+            child = self.child
+        if stop_child is not None and child is not None:
+            stop_child(child)
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)

@@ -43,8 +43,8 @@ def _supervisor(services: Services) -> dict[str, Any] | None:
     sup = services.supervisor
     if sup is None:
         return None
-    return {"state": sup.state, "restarts": sup.restarts, "last_error": sup.last_error,
-            "pid": sup.child.pid if sup.child else None, "port": sup.child.port if sup.child else None}
+    return {**sup.report(), "pid": sup.child.pid if sup.child else None,
+            "port": sup.child.port if sup.child else None}
 
 
 def _store_hint(services: Services) -> str:

