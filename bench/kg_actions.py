@@ -170,6 +170,9 @@ def main() -> None:
     parser.add_argument("--neo4j-pagecache", default=None, help="default: NEORAG_NEO4J_PAGECACHE")
     parser.add_argument("--bulk", action="store_true",
                         help="Neo4j: load with the bulk importer (kg load --bulk)")
+    parser.add_argument("--sample-edges", choices=("auto", "on", "off"), default="auto",
+                        help="online load: per-sample KG_FACT edges (auto: the store's default, "
+                             "Capabilities.browsable_kg_samples)")
     args = parser.parse_args()
     if args.bulk and args.backend != "neo4j":
         parser.error("--bulk needs --backend neo4j")
@@ -204,7 +207,8 @@ def main() -> None:
                   f"import {done.import_seconds:.1f}s, start {done.info.start_seconds or 0:.1f}s + indexes + "
                   f"dataset node {rest:.1f}s)")
         else:
-            report = load_path(bs.store, work / "data", DATASET)
+            edges = {"auto": None, "on": True, "off": False}[args.sample_edges]
+            report = load_path(bs.store, work / "data", DATASET, sample_edges=edges)
             loaded = report.triples
             print(f"load: {report.triples:,} distinct triples, {report.samples_loaded} samples "
                   f"in {report.seconds:.1f}s = {report.triples_per_s:,.0f} triples/s")

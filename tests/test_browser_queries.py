@@ -19,6 +19,7 @@ import neo4j
 import pytest
 
 from app.core.config import REPO_ROOT, Settings
+from app.kg.browse import write_sample_edges
 from app.services.container import build_services
 from ingest.kg.loader import load_path
 from ingest.options import IngestOptions
@@ -95,6 +96,12 @@ def fixture_graph(request: pytest.FixtureRequest, backend: Backend,
         ingest_path(services, corpus, IngestOptions(llm_relations=False, checkpoint=False))
         load_path(services.store, ROG, "webqsp")
         load_path(services.store, PQ_QUESTIONS, "pq2h", kb=PQ_KB)  # 60 PathQuestion samples
+        # KG_FACT edges are not written at load: the samples the queries draw get theirs on demand,
+        # as `neorag kg browse` does (the first sample by key: what kg_sample / kg_action_path show as pasted)
+        first = q(services.store, "MATCH (k:KGSample) RETURN k.dataset AS d, k.sample_id AS s "
+                                  "ORDER BY k.key LIMIT 1")[0]
+        for dataset, sample in ((first["d"], first["s"]), ("webqsp", "WebQTrn-1"), ("pq2h", SAMPLE)):
+            assert write_sample_edges(services.store, dataset, sample) > 0
 
     auth = (settings.neo4j_user, settings.neo4j_password)
     driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=auth)

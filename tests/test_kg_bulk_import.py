@@ -85,10 +85,10 @@ def answers(store: GraphStore, items: list[dict[str, Any]]) -> tuple[list[Any], 
 
 def test_bulk_import_writes_the_graph_and_answers_of_the_online_loader(
         backend: Backend, settings: Settings, store: GraphStore, tmp_path: Path) -> None:
-    online = load_path(store, KGR1, "webqsp")
+    online = load_path(store, KGR1, "webqsp", sample_edges=True)  # KG_FACT too: every edge compared
     server = neo4j_for_tests(tmp_path / "bulk")
     try:
-        result = bulk_load_path(server, settings, KGR1, "webqsp")
+        result = bulk_load_path(server, settings.model_copy(update={"kg_sample_edges": True}), KGR1, "webqsp")
         report = result.report
         assert (report.samples_loaded, report.triples, report.duplicates_collapsed) == (
             online.samples_loaded, online.triples, online.duplicates_collapsed)
@@ -179,6 +179,8 @@ def test_a_failed_import_leaves_the_previous_database_untouched(
     try:
         first = bulk_load_path(server, settings, ROG, "webqsp")
         before = graph_of_server(backend, settings, first.info)
+        types = {e[0] for e in before["edges"]}
+        assert "KG_REL" in types and "KG_FACT" not in types  # KG_FACT only when asked
         assert before["nodes"] and before["edges"]
         server.stop()
         broken = dict(bulk.FILES)

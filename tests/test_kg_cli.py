@@ -1,4 +1,4 @@
-"""``neorag kg load`` through the real CLI (typer CliRunner) against both session stores."""
+"""``neorag kg load`` and ``neorag kg browse`` through the real CLI (typer CliRunner), both session stores."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.core.errors import BadInput
 from app.kg.graph import list_datasets
 from tests.support.backends import Backend
+from tests.support.ingest_graph import q
 from tests.support.kg import PQ, ROG, kg_settings
 
 
@@ -35,6 +37,32 @@ def test_kg_load_reports_progress_and_is_idempotent(backend: Backend,
         assert bad.exit_code != 0 and "does not exist" in str(bad.exception)
         missing = runner.invoke(cli, ["kg", "load", str(ROG)])
         assert missing.exit_code == 2 and "--dataset" in missing.output
+    finally:
+        backend.drop(settings.graph_name)
+        store.close()
+
+
+def test_kg_browse_writes_one_samples_edges(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`neorag kg browse DATASET SAMPLE_ID`: a default load writes no KG_FACT edges; browse writes the
+    sample's (and only its), says how to draw it, and refuses a sample that is not loaded."""
+    settings = kg_settings(backend)
+    backend.claim(settings.graph_name)
+    for key, value in backend.env(settings).items():
+        monkeypatch.setenv(key, value)
+    runner = CliRunner()
+    store = backend.open_store(settings)
+    edges = "MATCH ()-[f:KG_FACT]->() RETURN f.sample AS s, count(f) AS n"
+    try:
+        loaded = runner.invoke(cli, ["kg", "load", str(ROG), "--dataset", "webqsp"])
+        assert loaded.exit_code == 0, loaded.output
+        assert q(store, edges) == []
+        n_triples = q(store, "MATCH (s:KGSample {key: 'webqsp/WebQTrn-1'}) RETURN s.n_triples AS n")[0]["n"]
+        done = runner.invoke(cli, ["kg", "browse", "webqsp", "WebQTrn-1"])
+        assert done.exit_code == 0, done.output
+        assert f"{n_triples:,} KG_FACT edges written" in done.output and "kg_sample.cypher" in done.output
+        assert q(store, edges) == [{"s": "webqsp/WebQTrn-1", "n": n_triples}] and n_triples > 0
+        unknown = runner.invoke(cli, ["kg", "browse", "webqsp", "WebQTrn-999"])
+        assert isinstance(unknown.exception, BadInput) and "WebQTrn-999" in str(unknown.exception)
     finally:
         backend.drop(settings.graph_name)
         store.close()

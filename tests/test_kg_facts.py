@@ -10,6 +10,10 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+import pytest
+
+from app.core.errors import BadInput
+from app.kg.browse import write_sample_edges
 from app.kg.cache import KGCache
 from app.kg.facts import decode_facts, encode_facts, outgoing
 from app.kg.keys import facts_bucket, facts_bucket_count, facts_key, fold
@@ -106,23 +110,33 @@ def test_replace_of_a_many_bucket_sample_releases_every_old_triple(store: GraphS
     assert sorted(t for row in buckets for t in outgoing(row["facts"])) == new
 
 
-def test_sample_edges_follow_the_store_unless_asked(store: GraphStore) -> None:
-    """KG_FACT edges are written by default only where a graph browser reads them (Neo4j); asked for, or
-    refused, they follow the caller on either store. KG actions answer the same either way."""
+def test_sample_edges_only_when_asked_or_browsed(store: GraphStore) -> None:
+    """KG_FACT edges are not written at load unless asked (``sample_edges``); `write_sample_edges` (what
+    `neorag kg browse` runs) writes one sample's on demand from its fact buckets: exactly the edges a load
+    asked for them writes, rewritten (never doubled) when run again. KG actions answer the same either way."""
     triples = make_triples(50, seed=3)
-    load_records(store, "auto", [KGRecord("s", triples)])
-    count = "MATCH ()-[f:KG_FACT]->() RETURN count(f) AS n"
-    browsable = store.capabilities().browsable_kg_samples
-    assert browsable == (store.backend == "neo4j")
-    assert q(store, count) == [{"n": len(triples) if browsable else 0}]
-    load_records(store, "off", [KGRecord("s", triples)], sample_edges=False)
+    load_records(store, "off", [KGRecord("s", triples), KGRecord("t", triples[:10])])
     load_records(store, "on", [KGRecord("s", triples)], sample_edges=True)
     per_sample = "MATCH ()-[f:KG_FACT]->() RETURN f.sample AS s, count(f) AS n ORDER BY s"
-    expected = [{"s": "auto/s", "n": len(triples)}] if browsable else []
-    assert q(store, per_sample) == expected + [{"s": "on/s", "n": len(triples)}]
+    assert q(store, per_sample) == [{"s": "on/s", "n": len(triples)}]
+    edges = ("MATCH (h)-[f:KG_FACT {sample: $k}]->(t) RETURN h.name AS h, f.relation AS r, t.name AS t "
+             "ORDER BY h, r, t")
+    for _ in range(2):
+        assert write_sample_edges(store, "off", "s") == len(set(triples))
+        assert q(store, edges, {"k": "off/s"}) == q(store, edges, {"k": "on/s"})
+    assert q(store, per_sample) == [{"s": "off/s", "n": len(triples)}, {"s": "on/s", "n": len(triples)}]
     h, r, _ = triples[0]
     answers = [run_actions(store, KGCache(0), [{"action_type": "get_tail_entities", "entity_id": h,
                                                 "relation": r, "dataset_name": d, "sample_id": "s"}])
-               for d in ("auto", "off", "on")]
-    assert answers[0][0]["results"] == answers[1][0]["results"] == answers[2][0]["results"]
+               for d in ("off", "on")]
+    assert answers[0][0]["results"] == answers[1][0]["results"]
     assert answers[0][0]["total_results"] > 0
+
+
+def test_browsing_a_sample_that_is_not_loaded_is_a_404(store: GraphStore) -> None:
+    load_records(store, "off", [KGRecord("s", make_triples(5))])
+    for dataset, sample in (("off", "nope"), ("nope", "s")):
+        with pytest.raises(BadInput) as err:
+            write_sample_edges(store, dataset, sample)
+        assert err.value.status == 404 and sample in str(err.value)
+    assert q(store, "MATCH ()-[f:KG_FACT]->() RETURN count(f) AS n") == [{"n": 0}]

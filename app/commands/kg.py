@@ -1,5 +1,6 @@
 """``neorag kg load PATH --dataset NAME [--split S] [--replace | --bulk [--force]]``: load KG subgraphs into
-the store (``--bulk``: Neo4j's importer into a fresh local Neo4j database, :mod:`app.commands.kg_bulk`)."""
+the store (``--bulk``: Neo4j's importer into a fresh local Neo4j database, :mod:`app.commands.kg_bulk`);
+``neorag kg browse DATASET SAMPLE_ID``: write one sample's ``KG_FACT`` edges (:mod:`app.kg.browse`)."""
 
 from __future__ import annotations
 
@@ -78,5 +79,25 @@ def register(cli: typer.Typer) -> None:
             f"({report.duplicates_collapsed:,} duplicates collapsed) in {report.seconds:.1f}s "
             f"= {report.triples_per_s:,.0f} triples/s"
         )
+
+    @kg.command("browse")
+    def browse(
+        dataset: str = typer.Argument(..., help="Dataset name (as loaded, e.g. webqsp)."),
+        sample_id: str = typer.Argument(..., help="Sample id (as loaded, e.g. WebQTrn-0)."),
+    ) -> None:
+        """Write one sample's triples as KG_FACT edges (its subgraph for Neo4j Browser's
+        cypher/browser/kg_sample.cypher), from its fact buckets; again: rewritten, never doubled."""
+        from app.kg.browse import write_sample_edges
+
+        settings = load_settings()
+        server = embedded_server(settings).start() if settings.backend == "embedded" else None
+        store = make_store(settings, server)
+        try:
+            edges = write_sample_edges(store, dataset, sample_id)
+        finally:
+            store.close()
+        console.print(f"{dataset}/{sample_id}: {edges:,} KG_FACT edges written; in Neo4j Browser: "
+                      f":param dataset => '{dataset}'; :param sample_id => '{sample_id}'; then "
+                      "cypher/browser/kg_sample.cypher")
 
     cli.add_typer(kg, name="kg")

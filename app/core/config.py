@@ -250,10 +250,11 @@ class Settings(BaseSettings):
         default=list(KG_R1_ACTIONS), description="Chat answers: enabled actions in order, comma-separated or "
         "a JSON list (KG-R1's KG_ENABLED_ACTIONS; its legacy names map to the new ones); others answer "
         "'Action ... not available'.")
-    kg_sample_edges: bool | None = Field(
-        None, description="`neorag kg load`: also write each sample's triples as KG_FACT edges (its "
-        "browsable subgraph for Neo4j Browser's cypher/browser/kg_sample.cypher). Unset: on for Neo4j, off "
-        "for the embedded store (nothing reads them there; KG actions read the fact buckets).")
+    kg_sample_edges: bool = Field(
+        False, description="`neorag kg load` (and --bulk): also write every sample's triples as KG_FACT "
+        "edges (its subgraph for Neo4j Browser's cypher/browser/kg_sample.cypher). Off: `neorag kg browse "
+        "DATASET SAMPLE_ID` writes one sample's on demand (KG actions read the fact buckets either way; the "
+        "edges were ~40% of a Neo4j store and a quarter of an online load).")
     kg_generation_check_ms: float = Field(
         100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
         "a load in another process is seen within this time. 0 = before every batch.")

@@ -44,8 +44,6 @@ class Capabilities:
     fulltext_index: bool = True
     lexical_scale: str = "max-normalised to (0, 1] per query"
     vector_scale: str = "cosine similarity mapped to [0, 1] as (1 + cos) / 2"
-    # A graph browser reads per-sample KG_FACT edges (Neo4j Browser): the KG loader writes them by default.
-    browsable_kg_samples: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -156,7 +156,7 @@ class Neo4jStore(GraphStore):
         return details
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(browsable_kg_samples=True, extras={"database": self.database})
+        return Capabilities(extras={"database": self.database})
 
     def close(self) -> None:
         self._driver.close()

@@ -1,12 +1,12 @@
 """KG records -> the CSV input of Neo4j's ``neo4j-admin database import full`` (the bulk path).
 
 Writes the graph the online loader (:mod:`ingest.kg.loader`) writes, in one pass over the records:
-``KGEntity`` for every name in a triple, one ``KG_REL`` per distinct whole-graph triple (``samples``:
-how many samples hold it), ``KGFacts`` buckets (:func:`app.kg.facts.encode_facts`), ``KGSample`` nodes,
-one ``KG_FACT`` per distinct sample triple and the ``KG_TOPIC`` / ``KG_ANSWER`` links to entities of the
-graph. Samples are de-duplicated as the loader does (the first of an id wins; a sample's repeated triples
-collapse). A sample that the import cannot take (a name too long for an index key, a value larger than
-the tool's read buffer) is reported with where it was read and skipped.
+``KGEntity`` for every name in a triple, one ``KG_REL`` per distinct whole-graph triple (``samples``: how
+many samples hold it), ``KGFacts`` buckets (:func:`app.kg.facts.encode_facts`), ``KGSample`` nodes, one
+``KG_FACT`` per distinct sample triple when asked (``sample_edges``, as the loader) and the ``KG_TOPIC`` /
+``KG_ANSWER`` links to entities of the graph. Samples are de-duplicated as the loader does (the first of an
+id wins; a sample's repeated triples collapse). A sample that the import cannot take (a name too long for an
+index key, a value larger than the tool's read buffer) is reported with where it was read and skipped.
 
 Every string is quoted (an unquoted empty field is null for the tool, a quoted one the empty string),
 arrays are joined by U+001F; the array values a CSV field cannot carry (an empty list, ``[""]``, an
@@ -87,8 +87,10 @@ class BulkWriter:
     """Streams records into the CSV files of ``folder`` (:data:`FILES`); :meth:`finish` writes the
     whole-graph edges and links, which need every sample first."""
 
-    def __init__(self, folder: Path, dataset: str, split: str | None = None) -> None:
+    def __init__(self, folder: Path, dataset: str, split: str | None = None,
+                 sample_edges: bool = False) -> None:
         self.folder, self.dataset, self.split = folder, dataset, split
+        self.sample_edges = sample_edges
         self.report = BulkReport(dataset)
         self.out: dict[str, IO[str]] = {}
         for stem, (_, _, header) in FILES.items():
@@ -170,8 +172,12 @@ class BulkWriter:
             tid = ids.get(t)
             if tid is None:
                 tid = self._entity(t)
-            lines.append(f"{hid},{tid},{rel_q.get(r) or self._relation(r)},{qkey}\n")
-        self.out["fact_edges"].write("".join(lines))
+            if self.sample_edges:
+                lines.append(f"{hid},{tid},{rel_q.get(r) or self._relation(r)},{qkey}\n")
+            elif r not in rel_q:
+                self._relation(r)
+        if lines:
+            self.out["fact_edges"].write("".join(lines))
 
     def _sample(self, sid: int, key: str, qkey: str, record: KGRecord, distinct: list[Triple],
                 buckets: int) -> None:

@@ -58,7 +58,7 @@ def bulk_load_path(server: Neo4jServer, settings: Settings, path: Path, dataset:
     started = time.perf_counter()
     server.data_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".neorag-import-", dir=server.data_dir.parent) as tmp:
-        writer = BulkWriter(Path(tmp), dataset, split)
+        writer = BulkWriter(Path(tmp), dataset, split, sample_edges=settings.kg_sample_edges)
         records: Iterable[KGRecord]
         relations: list[str] | None = None
         folder = kgr1.find_folder(Path(path), dataset)

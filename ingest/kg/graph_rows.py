@@ -26,7 +26,7 @@ class LoadedGraph:
     edges it wrote that touch an entity it created (hashes: a collision only sends an edge to MERGE)."""
 
     dataset: str
-    sample_edges: bool = True  # also write each sample's triples as KG_FACT edges
+    sample_edges: bool = False  # also write each sample's triples as KG_FACT edges
     entities: dict[str, bool] = field(default_factory=dict)
     written: set[int] = field(default_factory=set)
 
@@ -78,20 +78,3 @@ def edge_batches(dataset: str, counts: Counter[Triple]) -> Iterable[dict[str, An
             ti = pos.setdefault(t, len(pos))
             rows.append({"h": hi, "r": r, "t": ti, "n": n})
         yield {"ents": [entity_key(dataset, name) for name in pos], "rows": rows, "dataset": dataset}
-
-
-def sample_edge_batches(dataset: str, samples: list[tuple[str, list[Triple]]]) -> Iterable[dict[str, Any]]:
-    """``kg_sample_facts_create`` params per ``WRITE_ROWS`` sample triples: the batch's entities once each,
-    the triples pointing at them by position, each tagged with its sample."""
-    pos: dict[str, int] = {}
-    rows: list[dict[str, Any]] = []
-    for skey, triples in samples:
-        for h, r, t in triples:
-            hi = pos.setdefault(h, len(pos))
-            ti = pos.setdefault(t, len(pos))
-            rows.append({"h": hi, "r": r, "t": ti, "s": skey})
-            if len(rows) >= WRITE_ROWS:
-                yield {"ents": [{"key": entity_key(dataset, name)} for name in pos], "rows": rows}
-                pos, rows = {}, []
-    if rows:
-        yield {"ents": [{"key": entity_key(dataset, name)} for name in pos], "rows": rows}

@@ -4,8 +4,8 @@ Per chunk of records: look up which samples exist (one read), release the old tr
 samples, then write the entities the graph lacks (CREATE, after one read of the names this load has not
 seen), whole-graph edges (CREATE when an end is an entity this load created, else MERGE; refcounted by
 ``KG_REL.samples``, see :mod:`ingest.kg.graph_rows`), per-sample fact buckets (CREATE, see
-:mod:`app.kg.facts`), each sample's triples as ``KG_FACT`` edges (its browsable subgraph; by default only
-where a graph browser reads them, ``Capabilities.browsable_kg_samples``) and finally the sample nodes
+:mod:`app.kg.facts`), each sample's triples as ``KG_FACT`` edges when asked (its subgraph for Neo4j
+Browser; off by default, written on demand by :mod:`app.kg.browse`) and finally the sample nodes
 with their topic / answer links, so a visible sample is always complete. Writes run on two ordered
 background lanes (whole graph, per-sample facts) while the next chunk is prepared. Each chunk bumps the
 dataset's generation, which invalidates read caches in every process.
@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from app.kg.browse import sample_edge_batches
 from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, Prepared, chunked
 from ingest.kg import kgr1
-from ingest.kg.graph_rows import WRITE_ROWS, LoadedGraph, edge_batches, sample_edge_batches
+from ingest.kg.graph_rows import WRITE_ROWS, LoadedGraph, edge_batches
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord, Triple
 
@@ -122,10 +123,11 @@ def _validate_dataset(dataset: str) -> str:
 def load_path(store: GraphStore, path: Path, dataset: str, split: str | None = None,
               replace: bool = False, kb: Path | None = None, hops: int | None = None,
               progress: Progress | None = None, entity_names: str = "auto",
-              sample_edges: bool | None = None) -> LoadReport:
+              sample_edges: bool = False) -> LoadReport:
     """Load every record found at ``path`` (see :func:`ingest.kg.readers.read_records`); a KG-R1
-    dataset folder (:mod:`ingest.kg.kgr1`) also stores its relation vocabulary. ``sample_edges``: write
-    the per-sample ``KG_FACT`` edges (None: where the store is browsed, see ``Capabilities``)."""
+    dataset folder (:mod:`ingest.kg.kgr1`) also stores its relation vocabulary. ``sample_edges``: also
+    write every sample's ``KG_FACT`` edges (``NEORAG_KG_SAMPLE_EDGES``; else one sample's on demand,
+    :func:`app.kg.browse.write_sample_edges`)."""
     folder = kgr1.find_folder(Path(path), dataset)
     if folder is not None:
         source = kgr1.open_source(folder, entity_names, split)
@@ -140,7 +142,7 @@ def load_path(store: GraphStore, path: Path, dataset: str, split: str | None = N
 
 def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], replace: bool = False,
                  split: str | None = None, progress: Progress | None = None,
-                 sample_edges: bool | None = None) -> LoadReport:
+                 sample_edges: bool = False) -> LoadReport:
     """Load RoG-shaped records into ``dataset``; existing samples are skipped unless ``replace``;
     ``sample_edges`` as in :func:`load_path`."""
     dataset = _validate_dataset(dataset)
@@ -148,8 +150,6 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
     report = LoadReport(dataset)
     started = time.perf_counter()
     writer = _Writer(store)
-    if sample_edges is None:
-        sample_edges = store.capabilities().browsable_kg_samples
     graph = LoadedGraph(dataset, sample_edges=sample_edges)
     seen: set[str] = set()
     try:
