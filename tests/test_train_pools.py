@@ -56,9 +56,11 @@ def test_hotpot_pool_holds_every_question_paragraph_and_reads_back(tmp_path: Pat
 
 def test_order_and_split_do_not_depend_on_the_source_order(tmp_path: Path) -> None:
     reversed_src = tmp_path / "rev.json"
-    reversed_src.write_text(json.dumps(json.loads(HOTPOT.read_text(encoding="utf-8"))[::-1]), encoding="utf-8")
+    records = json.loads(HOTPOT.read_text(encoding="utf-8"))
+    reversed_src.write_text(json.dumps(records[::-1]), encoding="utf-8")
     _, a, ca = _build(tmp_path, "a", "--dataset", "hotpotqa", "--source", str(HOTPOT), "--questions", "6")
-    _, b, cb = _build(tmp_path, "b", "--dataset", "hotpotqa", "--source", str(reversed_src), "--questions", "6")
+    _, b, cb = _build(tmp_path, "b", "--dataset", "hotpotqa", "--source", str(reversed_src),
+                      "--questions", "6")
     assert [q["_id"] for q in a] == [q["_id"] for q in b] and ca == cb
     _, c, _ = _build(tmp_path, "c", "--dataset", "hotpotqa", "--source", str(HOTPOT), "--questions", "6",
                      "--seed", "7")
@@ -106,7 +108,8 @@ def test_musique_support_resolves_to_corpus_documents(tmp_path: Path, no_titles:
     for q in loaded:
         assert q.support_texts and all(record_doc_id(t, x) in doc_ids
                                        for t, x in zip(q.support_titles, q.support_texts, strict=True))
-    source_titles = {p["title"] for r in json.loads(MUSIQUE.read_text(encoding="utf-8")) for p in r["paragraphs"]}
+    records = json.loads(MUSIQUE.read_text(encoding="utf-8"))
+    source_titles = {p["title"] for r in records for p in r["paragraphs"]}
     assert bool({c["title"] for c in corpus} & source_titles) is not no_titles
     assert all("question_decomposition" in q for q in questions)
 
@@ -114,7 +117,8 @@ def test_musique_support_resolves_to_corpus_documents(tmp_path: Path, no_titles:
 def test_readers_of_2wiki_hf_and_ircot_layouts_and_unanswerable_musique() -> None:
     wiki = json.loads(TWOWIKI.read_text(encoding="utf-8"))[0]
     q = tp.normalise(wiki)
-    assert q is not None and {p.title for p in q.paragraphs if p.supporting} == {t for t, _ in wiki["supporting_facts"]}
+    assert q is not None
+    assert {p.title for p in q.paragraphs if p.supporting} == {t for t, _ in wiki["supporting_facts"]}
     first = next(p for p in q.paragraphs if p.title == wiki["context"][0][0])
     assert first.text == " ".join(wiki["context"][0][1])  # 2Wiki sentences carry no leading space
     hf = {"id": "h1", "question": "q?", "answer": "a", "supporting_facts": {"title": ["B"], "sent_id": [0]},
@@ -137,4 +141,5 @@ def test_bad_options_are_refused(tmp_path: Path) -> None:
         tp.main(["--dataset", "hotpotqa", "--source", str(HOTPOT), "--out", str(tmp_path / "x"),
                  "--questions", "0", "--passages", "0"])
     with pytest.raises(SystemExit):
-        tp.main(["--dataset", "hotpotqa", "--source", str(tmp_path / "missing"), "--out", str(tmp_path / "x")])
+        tp.main(["--dataset", "hotpotqa", "--source", str(tmp_path / "missing"),
+                 "--out", str(tmp_path / "x")])
