@@ -7,6 +7,13 @@
     neorag eval retrieval --dataset hotpotqa DIR --graph eval_tp_hp10k --reuse --limit F   # fit part
     neorag eval retrieval --dataset hotpotqa DIR --graph eval_tp_hp10k --reuse --skip F    # held-out part
 
+With ``--corpus FILE`` (``[{title, text | content}]``), HotpotQA / 2Wiki records that carry only
+``supporting_facts`` (no ``context``) take their supporting paragraphs from that corpus, and every corpus
+passage is a candidate distractor: the pool is the questions' supporting paragraphs plus the corpus's other
+passages in hash order, all of them when ``--passages`` is 0 (a corpus that is the union of the questions'
+contexts then gives HippoRAG 2's setting; a smaller ``--passages`` samples distractors from the whole corpus,
+not from each question's own context, so it is easier than a pool built from contexts).
+
 ``--source`` takes files or folders (``*.json``, ``*.jsonl``, optionally ``.gz``; ``*_corpus.json`` files are
 skipped) in any of these record formats: HotpotQA / 2Wiki originals (``context`` as ``[title, sentences]``
 pairs, ``supporting_facts`` as ``[title, sent]``), the Hugging Face HotpotQA layout (``context`` /
@@ -87,9 +94,11 @@ def _answer(rec: dict[str, Any]) -> str:
     return str(ans)
 
 
-def normalise(rec: dict[str, Any]) -> Question | None:
+def normalise(rec: dict[str, Any], corpus: dict[str, str] | None = None) -> Question | None:
     """A Question from one source record, or None when the record has no supporting paragraph or is a
-    MuSiQue-Full unanswerable question. Raises ValueError for an unknown record layout."""
+    MuSiQue-Full unanswerable question. A HotpotQA / 2Wiki record without ``context`` takes its supporting
+    paragraphs from ``corpus`` (title -> text; None when a title is missing there). Raises ValueError for an
+    unknown record layout."""
     if "paragraphs" in rec:  # MuSiQue
         if rec.get("answerable") is False:
             return None
@@ -101,6 +110,13 @@ def normalise(rec: dict[str, Any]) -> Question | None:
         paras = [Paragraph(str(c["title"]), str(c["paragraph_text"]).strip(), bool(c.get("is_supporting")))
                  for c in rec["contexts"]]
         q = Question(str(rec["question_id"]), rec["question_text"], _answer(rec), paras)
+    elif "supporting_facts" in rec and "context" not in rec and corpus is not None:  # + a shared corpus
+        titles = list(dict.fromkeys(t for t, _ in rec["supporting_facts"]))
+        if not all(t in corpus for t in titles):
+            return None
+        q = Question(str(rec.get("_id", rec.get("id"))), rec["question"], _answer(rec),
+                     [Paragraph(t, corpus[t], True) for t in titles],
+                     {str(k): rec[k] for k in ("type",) if k in rec})
     elif "context" in rec and "supporting_facts" in rec:
         ctx, sf = rec["context"], rec["supporting_facts"]
         if isinstance(ctx, dict):  # Hugging Face layout: column dicts
@@ -146,13 +162,27 @@ def source_files(sources: list[Path]) -> list[Path]:
     return out
 
 
-def load_questions(files: list[Path]) -> list[Question]:
+def load_corpus(path: Path) -> dict[str, str]:
+    """A shared corpus ``[{title, text | content | paragraph_text}]`` (text or sentence list) as title -> text
+    (the first text of a title kept)."""
+    out: dict[str, str] = {}
+    for rec in _records(path):
+        body = next((rec[k] for k in ("text", "content", "paragraph_text", "sentences") if k in rec), None)
+        if body is None:
+            raise SystemExit(f"--corpus {path}: a record has no text field")
+        text = join_sentences(body)
+        if text:
+            out.setdefault(str(rec.get("title", "")), text)
+    return out
+
+
+def load_questions(files: list[Path], corpus: dict[str, str] | None = None) -> list[Question]:
     """Every usable question of ``files``, de-duplicated by id (first kept)."""
     seen: set[str] = set()
     out = []
     for path in files:
         for rec in _records(path):
-            q = normalise(rec)
+            q = normalise(rec, corpus)
             if q is not None and q.id not in seen:
                 seen.add(q.id)
                 out.append(q)
@@ -184,9 +214,10 @@ class Pool:
 
 
 def build_pool(dataset: str, questions: list[Question], seed: int, max_questions: int,
-               target: int) -> Pool:
+               target: int, shared: dict[str, str] | None = None) -> Pool:
     """Questions in hash order with all their paragraphs while the union fits ``target`` (and at most
-    ``max_questions``), then paragraphs of further questions up to exactly ``target`` (0: no bound)."""
+    ``max_questions``), then paragraphs of further questions up to exactly ``target`` (0: no bound), then
+    the ``shared`` corpus's passages in hash order (all of them when ``target`` is 0)."""
     ordered = sorted(questions, key=lambda q: (rank(q.id, seed), q.id))
     keys: dict[tuple[str, ...], tuple[str, str]] = {}
     chosen: list[Question] = []
@@ -210,6 +241,11 @@ def build_pool(dataset: str, questions: list[Question], seed: int, max_questions
             if len(keys) >= target:
                 break
             keys.setdefault(passage_key(dataset, p), (p.title, p.text))
+    for title in sorted(shared or {}, key=lambda t: (rank(f"passage:{t}", seed), t)):
+        if target and len(keys) >= target:
+            break
+        keys.setdefault(passage_key(dataset, Paragraph(title, (shared or {})[title], False)),
+                        (title, (shared or {})[title]))
     return Pool(chosen, list(keys.values()), fillers)
 
 
@@ -254,7 +290,8 @@ def sha256_of(path: Path) -> str:
 
 def write_pool(args: argparse.Namespace, files: list[Path], questions: list[Question]) -> dict[str, Any]:
     """Build, split and write one pool; returns its manifest."""
-    pool = build_pool(args.dataset, questions, args.seed, args.questions, args.passages)
+    shared = load_corpus(args.corpus) if args.corpus else None
+    pool = build_pool(args.dataset, questions, args.seed, args.questions, args.passages, shared)
     fit, held = split_questions(pool, args.seed, args.held_out)
     ids = title_ids(args.dataset, pool) if args.no_titles else None
     out: Path = args.out
@@ -269,6 +306,7 @@ def write_pool(args: argparse.Namespace, files: list[Path], questions: list[Ques
     manifest = {
         "dataset": args.dataset, "split": "train", "origin": args.origin, "seed": args.seed,
         "sources": [{"path": str(p), "sha256": sha256_of(p)} for p in files],
+        "corpus": {"path": str(args.corpus), "sha256": sha256_of(args.corpus)} if args.corpus else None,
         "source_questions": len(questions), "questions": len(records), "fit": len(fit), "held_out": len(held),
         "held_out_share": args.held_out, "filler_questions": pool.fillers, "passages": len(corpus),
         "target_passages": args.passages, "max_questions": args.questions, "no_titles": args.no_titles,
@@ -293,6 +331,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--held-out", type=float, default=0.5, help="share of questions held out from fitting")
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--no-titles", action="store_true", help="replace every passage title by an id")
+    ap.add_argument("--corpus", type=Path, default=None,
+                    help="shared corpus for questions without context (HotpotQA / 2Wiki supporting_facts)")
     ap.add_argument("--origin", default="", help="where the source came from (repo@commit:path, split)")
     ap.add_argument("--graph", default="", help="graph name for the printed commands")
     args = ap.parse_args(argv)
@@ -306,8 +346,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Entry point: prints and returns the manifest."""
     args = parse_args(argv)
-    files = source_files(args.source)
-    questions = load_questions(files)
+    files = [p for p in source_files(args.source) if not args.corpus or p.resolve() != args.corpus.resolve()]
+    questions = load_questions(files, load_corpus(args.corpus) if args.corpus else None)
     manifest = write_pool(args, files, questions)
     print(json.dumps({k: manifest[k] for k in ("dataset", "source_questions", "questions", "fit", "held_out",
                                                 "filler_questions", "passages", "no_titles")}))

@@ -143,3 +143,26 @@ def test_bad_options_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         tp.main(["--dataset", "hotpotqa", "--source", str(tmp_path / "missing"),
                  "--out", str(tmp_path / "x")])
+
+
+def test_questions_without_context_take_support_from_a_shared_corpus(tmp_path: Path) -> None:
+    records = json.loads(HOTPOT.read_text(encoding="utf-8"))
+    corpus = {t: "".join(s).strip() for r in records for t, s in r["context"]}
+    (tmp_path / "src").mkdir()
+    questions_only = [{k: r[k] for k in ("_id", "question", "answer", "supporting_facts")} for r in records]
+    questions_only.append({"_id": "gone", "question": "q?", "answer": "a",
+                           "supporting_facts": [["Nowhere", 0]]})
+    (tmp_path / "src" / "train_data.json").write_text(json.dumps(questions_only), encoding="utf-8")
+    docs = tmp_path / "src" / "full_docs.json"  # in the source folder: skipped as a question file
+    docs.write_text(json.dumps([{"title": t, "content": [x]} for t, x in corpus.items()]), encoding="utf-8")
+    src = str(tmp_path / "src")
+    manifest, questions, pool = _build(tmp_path, "cm", "--dataset", "hotpotqa", "--source", src,
+                                       "--corpus", str(docs), "--questions", "4")
+    assert manifest["source_questions"] == 6 and manifest["questions"] == 4  # "gone" has no paragraph
+    assert {c["title"]: c["text"] for c in pool} == corpus  # every corpus passage is in the pool
+    loaded, _ = load_dataset("hotpotqa", tmp_path / "cm")
+    assert all(q.support_titles and set(q.support_titles) <= set(corpus) for q in loaded)
+    _, _, small = _build(tmp_path, "cm2", "--dataset", "hotpotqa", "--source", src,
+                         "--corpus", str(docs), "--questions", "4", "--passages", "30")
+    assert len(small) == 30
+    assert {t for q in questions for t, _ in q["supporting_facts"]} <= {c["title"] for c in small}
