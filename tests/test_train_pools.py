@@ -93,7 +93,7 @@ def test_no_titles_replaces_titles_by_ids_in_corpus_and_questions(tmp_path: Path
     text_of = {c["title"]: c["text"] for c in corpus}
     by_id = {r["_id"]: r for r in source}
     for q in questions:  # each id stands for the paragraph it replaced
-        src = dict((t, "".join(s).strip()) for t, s in by_id[q["_id"]]["context"])
+        src = {t: tp.join_sentences(s) for t, s in by_id[q["_id"]]["context"]}
         assert {text_of[t] for t, _ in q["context"]} == set(src.values())
 
 
