@@ -5,7 +5,10 @@ Writes ``--chunks`` Chunk nodes (text, 384-dim embeddings, one Document per 100 
 statements into a fresh store, then per variant: SIGKILL the server, start it again on the same data dir and
 time until a count query answers (what the supervisor's restart waits for).
 
-    .venv/bin/python bench/aof_recovery.py [--chunks 100000]
+    .venv/bin/python bench/aof_recovery.py [--chunks 100000] [--compacted-only] [--without vector,both]
+
+``--without``: also time the compacted store with the chunk vector index, the full-text index or both dropped
+before the kill (how much of the recovery is FalkorDB rebuilding each index at load).
 """
 
 from __future__ import annotations
@@ -92,13 +95,17 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--compacted-only", action="store_true",
                         help="skip the every-write variant (at 100k chunks its replay ran past 8 minutes)")
+    parser.add_argument("--without", default="",
+                        help="extra compacted variants, comma-separated: vector, fulltext, both (dropped)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="aof-recovery-"))
     print(f"load average before {os.getloadavg()[0]:.2f}", flush=True)
     try:
-        variants = ("every write in the AOF", "NeoRAG: rewritten after the job")
-        for variant in variants[1:] if args.compacted_only else variants:
-            server = EmbeddedServer(work / variant.split()[0], port=free_port())
+        variants = ["every write in the AOF", "NeoRAG: rewritten after the job"]
+        variants = variants[1:] if args.compacted_only else variants
+        variants += [f"without {w} index: rewritten after the job" for w in args.without.split(",") if w]
+        for n, variant in enumerate(variants):
+            server = EmbeddedServer(work / f"v{n}", port=free_port())
             info = server.start()
             conn = redis.Redis(host=info.host, port=info.port)
             if variant.startswith("every"):
@@ -106,6 +113,12 @@ def main() -> None:
             t0 = time.perf_counter()
             write_chunks(server, args.chunks)
             wrote = time.perf_counter() - t0
+            dropped = variant.split()[1] if variant.startswith("without") else ""
+            if dropped in ("vector", "both"):
+                conn.execute_command("GRAPH.QUERY", "bench",
+                                     "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)")
+            if dropped in ("fulltext", "both"):
+                conn.execute_command("GRAPH.QUERY", "bench", "CALL db.idx.fulltext.drop('Chunk')")
             if not variant.startswith("every"):
                 compact_if_grown(info.host, info.port, 16 * 2**20)  # what the job registry does
                 time.sleep(1)
