@@ -254,7 +254,7 @@ class Settings(BaseSettings):
         False, description="`neorag kg load` (and --bulk): also write every sample's triples as KG_FACT "
         "edges (its subgraph for Neo4j Browser's cypher/browser/kg_sample.cypher). Off: `neorag kg browse "
         "DATASET SAMPLE_ID` writes one sample's on demand (KG actions read the fact buckets either way; the "
-        "edges were ~40% of a Neo4j store and a quarter of an online load).")
+        "edges were ~40% of a Neo4j store and ~18% of an online load).")
     kg_generation_check_ms: float = Field(
         100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
         "a load in another process is seen within this time. 0 = before every batch.")

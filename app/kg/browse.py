@@ -2,7 +2,7 @@
 
 KG actions read the fact buckets (``KGFacts``); the edges are for people, drawn by Neo4j Browser
 (``cypher/browser/kg_sample.cypher``, ``kg_action_path.cypher``). They are not written at load by default
-(``NEORAG_KG_SAMPLE_EDGES``): on Neo4j they were about 40 % of the store and a quarter of an online load
+(``NEORAG_KG_SAMPLE_EDGES``): on Neo4j they were about 40 % of the store and ~18 % of an online load
 (docs/BENCHMARKS.md, issue 23). :func:`write_sample_edges` writes one sample's edges on demand
 (``neorag kg browse DATASET SAMPLE_ID``), from its fact buckets, replacing any it had.
 """
