@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.core.errors import BadInput
-from app.kg.facts import outgoing
+from app.kg.facts import Triple, outgoing
 from app.kg.keys import entity_key, sample_key
 from app.store.base import GraphStore
 
-Triple = tuple[str, str, str]
-WRITE_ROWS = 5_000  # sample triples per kg_sample_facts_create statement
+WRITE_ROWS = 5_000  # rows per KG write statement (the loader's batches too: ingest/kg/graph_rows.py)
 
 
 def sample_edge_batches(dataset: str, samples: Iterable[tuple[str, list[Triple]]],

@@ -13,11 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.kg.browse import WRITE_ROWS
 from app.kg.keys import entity_key, entity_lkey
 from app.store.base import GraphStore
 from ingest.kg.records import Triple
-
-WRITE_ROWS = 5_000
 
 
 @dataclass

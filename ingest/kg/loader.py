@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
-from app.kg.browse import sample_edge_batches
+from app.kg.browse import WRITE_ROWS, sample_edge_batches
 from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, sample_key
 from app.kg.schema import ensure_kg_schema
 from app.store.base import GraphStore, Prepared, chunked
 from ingest.kg import kgr1
-from ingest.kg.graph_rows import WRITE_ROWS, LoadedGraph, edge_batches
+from ingest.kg.graph_rows import LoadedGraph, edge_batches
 from ingest.kg.readers import read_records
 from ingest.kg.records import KGRecord, Triple
 
