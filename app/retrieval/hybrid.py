@@ -19,6 +19,7 @@ from app.retrieval.rerank_features import rerank_by_features
 from app.retrieval.scoring import Candidate, Weights, rank, score
 from app.retrieval.state import caches, index_status
 from app.retrieval.text import query_terms
+from app.retrieval.vectors import vector_search
 from app.services.container import Services
 from app.services.embedding_record import check_model_cached
 
@@ -111,7 +112,7 @@ def retrieve(
     if opts.vector and indexes["vector"]:
         t = time.perf_counter()
         try:
-            vector_rows = store.run("chunk_vector_search", {"embedding": emb, "k": k})
+            vector_rows = vector_search(services, emb, k)
         except StatementError as exc:
             result.degraded = True
             result.degraded_reasons.append(f"vector index unavailable, lexical/graph fallback used: {exc}")
