@@ -180,3 +180,36 @@ def test_an_empty_index_is_rebuilt_before_it_answers(settings, store) -> None:  
     add_chunks(store, ["c0", "c1"], vectors(2))
     index.mark_stale()  # the ingest listener
     assert len(index.current()) == 2
+
+
+def test_candidates_are_scored_in_process_while_the_index_is_fresh(settings, store, embedder,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    store.bootstrap(DIM)
+    texts = ["Basel sits on the Rhine river.", "Ada Lovelace wrote about the Analytical Engine.",
+             "Cologne lies on the Rhine as well."]
+    add_chunks(store, ["c0", "c1", "c2"], embedder.encode_raw(texts), texts)
+    services = make_services(settings, store, embedder)
+    question = "Which cities lie on the Rhine?"
+    first = retrieve(services, question, options_from_settings(services, 3))  # builds the indexes
+    names: list[str] = []
+    run = store.run
+
+    def recording(name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        names.append(name)
+        return run(name, params)
+
+    monkeypatch.setattr(store, "run", recording)
+    again = retrieve(services, question, options_from_settings(services, 3))
+    assert "retrieval_chunk_scores" not in names and "retrieval_chunk_details" not in names, names
+    emb = embedder.encode_raw([question])[0]
+    by_store = {r["id"]: r["score"] for r in run("retrieval_chunk_scores", {"ids": ["c0", "c1", "c2"],
+                                                                            "embedding": emb})}
+    assert {c.id for c in again.candidates} == {c.id for c in first.candidates}
+    assert all(abs(c.score_raw - by_store[c.id]) < 1e-5 for c in again.candidates)
+    # a delete makes the index stale: until its rebuild the store scores, so the deleted chunk is gone
+    run("ingest_chunk_delete", {"rows": [{"id": "c2"}]})
+    vector_index(services.extras, store).mark_stale()
+    names.clear()
+    after = retrieve(services, question, options_from_settings(services, 3))
+    assert "c2" not in {c.id for c in after.candidates}
+    assert "retrieval_chunk_scores" in names or "retrieval_chunk_details" in names

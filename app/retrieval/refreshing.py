@@ -58,6 +58,11 @@ class RefreshingIndex(Generic[T]):
         """Ingest listener: the next search rebuilds (in the background when an index exists)."""
         self.stale = True
 
+    @property
+    def fresh(self) -> bool:
+        """Built, and no change to the store is known since (no ingest/delete, no rebuild under way)."""
+        return self.index is not None and not self.stale and not self._building
+
     def _count(self) -> int:
         return int(self.store.run("retrieval_chunk_count")[0]["chunks"])
 

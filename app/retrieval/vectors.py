@@ -60,6 +60,18 @@ class DenseIndex:
         pairs = zip(scores.tolist(), top.tolist(), strict=True)
         return [(self.ids[i], s) for s, i in sorted(pairs, key=lambda p: (-p[0], self.ids[p[1]]))]
 
+    def scores(self, ids: list[str], embedding: list[float]) -> dict[str, float]:
+        """(1 + cos) / 2 of the given chunks (those this index holds) against ``embedding``: the
+        candidates' vector scores without a store round trip."""
+        rows = [(cid, self.rows[cid]) for cid in ids if cid in self.rows]
+        query = np.asarray(embedding, dtype=np.float32)
+        if not rows or query.shape != (self.dimension,):
+            return {}
+        norm = float(np.linalg.norm(query))
+        cosines = self.matrix[[r for _, r in rows]] @ (query / norm if norm > 0 else query)
+        values = np.clip((1.0 + cosines) / 2.0, 0.0, 1.0).tolist()
+        return {cid: value for (cid, _), value in zip(rows, values, strict=True)}
+
     def memory_bytes(self) -> int:
         return int(self.matrix.nbytes)
 
@@ -123,6 +135,16 @@ def vector_search(services: Services, embedding: list[float], k: int) -> list[di
         hits = vector_index(services.extras, services.store).search(embedding, k)
         return [{"id": cid, "score": score} for cid, score in hits]
     return services.store.run("chunk_vector_search", {"embedding": embedding, "k": k})
+
+
+def served_vectors(services: Services) -> DenseIndex | None:
+    """The in-process vector index while it is fresh (None with ``store``, before its first build, or
+    after an ingest or delete until its rebuild is done: the store then scores, and so drops deleted
+    chunks)."""
+    if services.settings.retrieval_vector_backend != "memory":
+        return None
+    idx = services.extras.get(EXTRAS_KEY)
+    return idx.index if idx is not None and idx.fresh else None
 
 
 def vector_index_stats(services: Services) -> dict[str, Any] | None:
