@@ -206,10 +206,40 @@ def test_candidates_are_scored_in_process_while_the_index_is_fresh(settings, sto
                                                                             "embedding": emb})}
     assert {c.id for c in again.candidates} == {c.id for c in first.candidates}
     assert all(abs(c.score_raw - by_store[c.id]) < 1e-5 for c in again.candidates)
-    # a delete makes the index stale: until its rebuild the store scores, so the deleted chunk is gone
+    # a delete by another process: the chunk count check marks the index stale, and until its rebuild
+    # (in the background) the store scores the candidates, so the deleted chunk is dropped
     run("ingest_chunk_delete", {"rows": [{"id": "c2"}]})
-    vector_index(services.extras, store).mark_stale()
-    names.clear()
+    vector_index(services.extras, store).stale = True
     after = retrieve(services, question, options_from_settings(services, 3))
     assert "c2" not in {c.id for c in after.candidates}
-    assert "retrieval_chunk_scores" in names or "retrieval_chunk_details" in names
+
+
+def test_an_ingest_in_this_process_is_searchable_at_once(settings, store) -> None:  # type: ignore[no-untyped-def]
+    store.bootstrap(DIM)
+    add_chunks(store, ["c0"], vectors(1))
+    index = VectorIndex(store)
+    index.build()
+    fresh = vectors(1, seed=11)
+    add_chunks(store, ["c1"], fresh)
+    index.mark_stale()  # the ingest listener: reads the new chunk on the ingest's thread
+    assert index.fresh and index.read == 1 and index.index is not None
+    assert index.index.search(fresh[0], 1)[0][0] == "c1"
+    store.run("ingest_chunk_delete", {"rows": [{"id": "c0"}]})
+    index.mark_stale()  # a delete: gone at once
+    assert list(index.index.rows) == ["c1"]
+
+
+def test_warming_stops_before_the_store_closes(settings, store, embedder) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from app.retrieval.startup import Warming, warm_indexes
+    from app.retrieval.vectors import EXTRAS_KEY
+
+    store.bootstrap(DIM)
+    add_chunks(store, ["c0"], vectors(1))
+    services = make_services(settings, store, embedder)
+    stop = threading.Event()
+    stop.set()  # shutting down: no build is started
+    warm_indexes(services, stop)
+    assert services.extras[EXTRAS_KEY].index is None
+    assert Warming(services).finish() is True  # the thread is joined: no read left in flight

@@ -44,8 +44,7 @@ def create_app(settings: Settings | None = None,
         app.state.services = services
         services.extras.setdefault("diagnostics", {})["security"] = policy.report
         log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
-        if settings.retrieval_warm_start:
-            start_warming(services)
+        warming = start_warming(services) if settings.retrieval_warm_start else None
         try:
             if mcp is None:
                 yield
@@ -53,6 +52,8 @@ def create_app(settings: Settings | None = None,
                 async with mcp_running(mcp):  # the /mcp endpoint's session manager
                     yield
         finally:
+            if warming is not None and not warming.finish():
+                log.warning("closing the store while the in-process indexes are still being built")
             services.close()
 
     app = FastAPI(title="NeoRAG", version=API_VERSION, lifespan=lifespan,

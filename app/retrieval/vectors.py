@@ -6,7 +6,9 @@ machine, and no index for the store to rebuild when it loads its data (FalkorDB 
 at every start and after every crash: 79 of the 81 s of a recovery at 100k chunks, docs/BENCHMARKS.md).
 Memory: 4 bytes x dimension per chunk per process (153 MB at 100k chunks of 384 dimensions).
 
-The matrix is read from the chunks' stored embeddings. A refresh reads only the chunks it does not hold:
+The matrix is read from the chunks' stored embeddings. A refresh reads only the chunks it does not hold
+(after an ingest or delete in this process at once, on the ingest's thread; after one elsewhere when the
+chunk count changes, in the background):
 a chunk id names its document, position and text digest, so the vector of a known id only changes when
 the graph's embedding model does (``neorag reembed`` records the new one), and then everything is read
 again. ``store`` runs ``chunk_vector_search`` against the store's vector index instead.
@@ -14,6 +16,7 @@ again. ``store`` runs ``chunk_vector_search`` against the store's vector index i
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -24,6 +27,7 @@ from app.services.container import Services
 from app.services.embedding_record import stored_record
 from app.store.base import GraphStore
 
+log = logging.getLogger(__name__)
 EXTRAS_KEY = "retrieval_vectors"
 PAGE = 2_000  # ids per read of embeddings
 
@@ -116,6 +120,20 @@ class VectorIndex(RefreshingIndex[DenseIndex]):
             raise StatementError("the chunks' stored embeddings do not all have the same dimension")
         matrix = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         return DenseIndex(order, matrix, model), chunks, {"read": len(order) - len(kept)}
+
+    def mark_stale(self, *_: Any, **__: Any) -> None:
+        """Ingest listener: read the new chunks now, on the ingest's thread (only what the index lacks:
+        the id list and the new vectors), so a question asked after an ingest or delete finds what it
+        wrote. Before the first build, or when that read fails, the next question rebuilds instead."""
+        if self.index is None:
+            self.stale = True
+            return
+        try:
+            self.build()
+        except Exception as exc:  # noqa: BLE001 - the listener never fails the ingest
+            log.warning("%s refresh after an ingest failed (the next question rebuilds it): %s",
+                        self.label, exc)
+            self.stale = True
 
     def _sizes(self, index: DenseIndex | None) -> dict[str, int]:
         return {"chunks": len(index) if index else 0, "dimension": index.dimension if index else 0}
