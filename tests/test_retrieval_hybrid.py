@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +18,16 @@ from app.retrieval.hybrid import retrieve
 from app.retrieval.options import options_from_settings
 from app.retrieval.pairs import choose_pair, logit, pair_heads, passage_tokens, term_weights
 from app.retrieval.passages import retrieve_passages
-from app.retrieval.rerank_features import FEATURES, feature_vector, model_score
+from app.retrieval.rerank_features import (
+    BIAS_UNTITLED,
+    FEATURES,
+    WEIGHTS_UNTITLED,
+    feature_vector,
+    model_score,
+)
 from app.services.container import Services, build_services
 from tests.support.backends import Backend
-from tests.support.retrieval_graph import QUESTIONS, ingested_graph
+from tests.support.retrieval_graph import CORPUS, QUESTIONS, ingested_graph
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +106,7 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
     for q in QUESTIONS:  # default settings: the multi-hop stage and the feature reranker
         result = retrieve(services, q["question"])
         assert not result.degraded and len(result.top) == 8 and len(result.candidates) <= 120
+        assert not result.untitled  # Wikipedia titles, named by other paragraphs
         hits += sum(c.title in q["supporting_titles"] for c in result.top[:5]) == len(q["supporting_titles"])
         for c in result.candidates:
             paired = ["pair", "coverage"] if c.pair_rank else []
@@ -114,6 +124,34 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
         assert finals == sorted(finals, reverse=True)
     assert {"vector", "bm25", "title", "bridge", "ppr"} <= reasons
     assert hits >= len(QUESTIONS) - 1  # both supporting paragraphs in the top 5
+
+
+def test_corpus_titled_by_ids_leaves_the_title_signals_out(backend: Backend, tmp_path: Path) -> None:
+    """The fixture corpus with its titles replaced by ids: no title or bridge signal, untitled weights."""
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
+    corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
+    path = tmp_path / "ids.json"
+    ids = {f"p{i:06d}": text for i, text in enumerate(corpus.values(), 1)}
+    path.write_text(json.dumps(ids), encoding="utf-8")
+    settings = backend.settings(f"t_untitled_{uuid.uuid4().hex[:10]}")
+    backend.claim(settings.graph_name)
+    services = build_services(settings, start_embedded=False)
+    try:
+        ingest_path(services, path, IngestOptions(llm_relations=False, checkpoint=False))
+        for q in QUESTIONS:
+            result = retrieve(services, q["question"])
+            assert result.untitled and not result.degraded and len(result.top) == 8
+            reasons = {r for c in result.candidates for r in c.reasons}
+            assert {"vector", "bm25"} <= reasons and not reasons & {"title", "bridge"}
+            for c in result.candidates:
+                assert c.title_match == 0.0 and c.bridge == 0.0
+                untitled = model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED)
+                assert c.final == pytest.approx(untitled)
+    finally:
+        services.close()
+        backend.drop(settings.graph_name)
 
 
 def test_pair_stage_chooses_results_one_and_two_among_the_best_documents(

@@ -150,7 +150,7 @@ def retrieve(
         ]
     score(candidates, weights)
     if multihop:
-        rerank_by_features(candidates)
+        rerank_by_features(candidates, result.untitled)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
         head = rank(candidates)[: services.settings.rerank_top_n]
@@ -158,11 +158,12 @@ def retrieve(
         rerank_candidates(services, question, head)
         score(candidates, weights)
         if multihop:
-            rerank_by_features(candidates)
+            rerank_by_features(candidates, result.untitled)
         result.timings_ms["rerank"] = _ms(t)
     if multihop:
         t = time.perf_counter()
-        run_pair_stage(services, question, candidates, lambda head: _load_texts(services, head), opts.ablate)
+        run_pair_stage(services, question, candidates, lambda head: _load_texts(services, head), opts.ablate,
+                       result.untitled)
         result.timings_ms["pair"] = _ms(t)
     result.candidates = rank(candidates)
     if opts.texts:

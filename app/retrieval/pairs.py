@@ -26,6 +26,7 @@ from app.retrieval.text import query_terms, tokenize
 PAIR_FEATURES = ("first", "second", "coverage", "gain")
 # fitted by bench/train_reranker.py (order of PAIR_FEATURES); only the ranking of pairs matters, no bias
 PAIR_WEIGHTS = (0.69, 0.84, 4.23, 4.16)
+PAIR_WEIGHTS_UNTITLED = PAIR_WEIGHTS  # on a corpus without usable titles (rerank_features.WEIGHTS_UNTITLED)
 LOGIT_CAP = 30.0
 
 
@@ -107,11 +108,12 @@ def passage_tokens(c: Candidate) -> set[str]:
 
 
 def apply_pair(heads: list[Candidate], question: str,
-               idf: Callable[[list[str]], list[float]] | None) -> PairChoice | None:
+               idf: Callable[[list[str]], list[float]] | None, untitled: bool = False) -> PairChoice | None:
     """Mark the best pair of ``heads`` (texts loaded) as results 1 and 2: ``pair_rank``, ``pair_with``
-    and the ``pair`` / ``coverage`` features; returns the choice."""
+    and the ``pair`` / ``coverage`` features (``untitled``: PAIR_WEIGHTS_UNTITLED); returns the choice."""
     weights = term_weights(question, idf)
-    choice = choose_pair([logit(c.final) for c in heads], [passage_tokens(c) for c in heads], weights)
+    choice = choose_pair([logit(c.final) for c in heads], [passage_tokens(c) for c in heads], weights,
+                         PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS)
     if choice is None:
         return None
     a, b = heads[choice.first], heads[choice.second]

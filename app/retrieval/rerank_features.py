@@ -38,6 +38,12 @@ RANK_CAP = 24
 # fitted by bench/train_reranker.py (see the module docstring and docs/BENCHMARKS.md); order of FEATURES
 WEIGHTS = (2.947, 0.649, 3.788, -0.379, 9.118, 0.927, 0.22, 1.145, 1.859, -4.895, 1.573, -4.218, -0.206)
 BIAS = -5.813
+# the same model fitted on a corpus without usable titles (app.retrieval.multihop.titles_usable false:
+# title, bridge and their products are 0 there); until refitted, the weights fitted with titles
+WEIGHTS_UNTITLED = (
+    2.947, 0.649, 3.788, -0.379, 9.118, 0.927, 0.22, 1.145, 1.859, -4.895, 1.573, -4.218, -0.206,
+)
+BIAS_UNTITLED = -5.813
 
 
 def rank_feature(rank: int | None) -> float:
@@ -70,12 +76,18 @@ def model_score(x: list[float], weights: tuple[float, ...] = WEIGHTS, bias: floa
     return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
 
 
-def rerank_by_features(candidates: list[Candidate]) -> None:
-    """Set ``features`` and ``final`` on every candidate, in place: the model's score, averaged with an
-    external reranker's score where one ran (``rerank``)."""
+def model_weights(untitled: bool = False) -> tuple[tuple[float, ...], float]:
+    """(weights, bias) of the model: the untitled ones for a corpus without usable titles."""
+    return (WEIGHTS_UNTITLED, BIAS_UNTITLED) if untitled else (WEIGHTS, BIAS)
+
+
+def rerank_by_features(candidates: list[Candidate], untitled: bool = False) -> None:
+    """Set ``features`` and ``final`` on every candidate, in place: the model's score (``untitled``: the
+    weights fitted without titles), averaged with an external reranker's score where one ran (``rerank``)."""
+    weights, bias = model_weights(untitled)
     for c in candidates:
         x = feature_vector(c)
         c.features = dict(zip(FEATURES, (round(v, 6) for v in x), strict=True))
-        c.final = model_score(x)
+        c.final = model_score(x, weights, bias)
         if c.rerank is not None:
             c.final = 0.5 * c.final + 0.5 * c.rerank
