@@ -49,15 +49,15 @@ def macro(recalls: Sequence[Sequence[float]]) -> list[float]:
 
 
 def cross_validate(n_questions: Sequence[int], fit: Callable[[list[list[int]]], object],
-                   score: Callable[[object, list[list[int]]], list[list[float]]]) -> list[float]:
-    """Macro recall@2/5/10 over both folds: ``fit(indexes per set)`` returns a model, ``score(model,
-    indexes per set)`` its recall@2/5/10 per set."""
+                   score: Callable[[object, list[list[int]]], list[list[float]]]) -> list[list[float]]:
+    """Recall@2/5/10 of each set over both folds (fold means): ``fit(indexes per set)`` returns a model,
+    ``score(model, indexes per set)`` its recall@2/5/10 per set. ``macro`` of it scores the variant."""
     split = [folds(n) for n in n_questions]
     per_fold = []
     for a, b in ((0, 1), (1, 0)):
         model = fit([s[a] for s in split])
-        per_fold.append(macro(score(model, [s[b] for s in split])))
-    return macro(per_fold)
+        per_fold.append(score(model, [s[b] for s in split]))
+    return [macro(rows) for rows in zip(*per_fold, strict=True)]
 
 
 def best(scores: dict[Variant, list[float]]) -> Variant:

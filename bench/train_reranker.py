@@ -79,7 +79,7 @@ from app.retrieval.pairs import (  # noqa: E402
 from app.retrieval.rerank_features import FEATURES, feature_vector, model_score, model_weights  # noqa: E402
 from app.retrieval.scoring import Weights, score  # noqa: E402
 from app.retrieval.text import query_terms, tokenize  # noqa: E402
-from bench.reranker_cv import VARIANTS, Variant, best, cross_validate, set_weights  # noqa: E402
+from bench.reranker_cv import VARIANTS, Variant, best, cross_validate, macro, set_weights  # noqa: E402
 from ingest.chunk import chunk_document  # noqa: E402
 from ingest.entities import extract_heuristic  # noqa: E402
 from ingest.load import load_file, record_doc_id  # noqa: E402
@@ -338,14 +338,16 @@ def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Va
         return [recall(corpus, data, model[0], model[1], model[2], pair_top) for corpus, data in parts]
 
     sizes = [len(data) for _, data in sets]
-    scores = {v: cross_validate(sizes, lambda idx, v=v: fit(  # type: ignore[misc]
+    per_set = {v: cross_validate(sizes, lambda idx, v=v: fit(  # type: ignore[misc]
         [subset(corpus, data, i) for (corpus, data), i in zip(sets, idx, strict=True)], v, c, pair_top),
         score) for v in VARIANTS}
     untitled = sets[0][0].untitled
     code = (*model_weights(untitled), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS)
-    table = {v.name: r for v, r in scores.items()}
-    table["weights in the code"] = cross_validate(sizes, lambda idx: code, score)
-    return best(scores), table
+    table: dict[str, object] = {v.name: {"macro": macro(r), "per_set": r} for v, r in per_set.items()}
+    r = cross_validate(sizes, lambda idx: code, score)
+    table["weights in the code"] = {"macro": macro(r), "per_set": r}
+    table["single retrievers"] = [single_retrievers(corpus) for corpus, _ in sets]
+    return best({v: macro(r) for v, r in per_set.items()}), table
 
 
 def main() -> None:
@@ -373,7 +375,7 @@ def main() -> None:
     sets = [(corpus, examples(corpus)) for corpus in corpora]
     variant, cv = choose(sets, args.c, args.pair_top)
     for name, r in cv.items():
-        print(f"# cross-validated on the training sets: {name}: macro R@2/5/10 {r}")
+        print(f"# cross-validated on the training sets: {name}: {r}")
     weights, bias, pair = fit(sets, variant, args.c, args.pair_top)
     n_questions = sum(len(data) for _, data in sets)
     print(f"# chosen: {variant.name}; fitted on {n_questions} questions")
