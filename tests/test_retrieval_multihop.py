@@ -132,7 +132,9 @@ def test_without_usable_titles_the_bridge_is_off_but_the_walk_still_seeds_from_t
 
 def test_untitled_corpus_scores_with_the_untitled_weights() -> None:
     assert model_weights() == (WEIGHTS, BIAS) and model_weights(True) == (WEIGHTS_UNTITLED, BIAS_UNTITLED)
-    assert len(WEIGHTS_UNTITLED) == len(FEATURES)
+    assert len(WEIGHTS_UNTITLED) == len(FEATURES) and WEIGHTS_UNTITLED != WEIGHTS
+    title_features = ("title", "bridge", "bridge_v", "title_v", "bridge_b")  # always 0 without titles
+    assert all(WEIGHTS_UNTITLED[FEATURES.index(f)] == 0.0 for f in title_features)
     c = Candidate("x", score_raw=0.8, bm25=0.5, vector_rank=1, bm25_rank=4)
     c.base_norm, c.ppr, c.overlap = 1.0, 0.25, 0.5
     rerank_by_features([c], untitled=True)

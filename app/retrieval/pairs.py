@@ -26,7 +26,8 @@ from app.retrieval.text import query_terms, tokenize
 PAIR_FEATURES = ("first", "second", "coverage", "gain")
 # fitted by bench/train_reranker.py (order of PAIR_FEATURES); only the ranking of pairs matters, no bias
 PAIR_WEIGHTS = (0.69, 0.84, 4.23, 4.16)
-PAIR_WEIGHTS_UNTITLED = PAIR_WEIGHTS  # on a corpus without usable titles (rerank_features.WEIGHTS_UNTITLED)
+# on a corpus without usable titles (fitted with rerank_features.WEIGHTS_UNTITLED)
+PAIR_WEIGHTS_UNTITLED = (0.68, 0.86, 0.28, 5.85)
 LOGIT_CAP = 30.0
 
 

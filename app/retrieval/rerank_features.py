@@ -39,12 +39,11 @@ RANK_CAP = 24
 # fitted by bench/train_reranker.py (see the module docstring and docs/BENCHMARKS.md); order of FEATURES
 WEIGHTS = (5.287, -0.726, 1.676, 1.526, 10.077, 2.851, 1.12, 0.982, 2.999, -3.967, -0.045, -6.721, -2.119)
 BIAS = -6.596
-# the same model fitted on a corpus without usable titles (app.retrieval.multihop.titles_usable false:
-# title, bridge and their products are 0 there); until refitted, the weights fitted with titles before
-WEIGHTS_UNTITLED = (
-    2.947, 0.649, 3.788, -0.379, 9.118, 0.927, 0.22, 1.145, 1.859, -4.895, 1.573, -4.218, -0.206,
-)
-BIAS_UNTITLED = -5.813
+# the same model for a corpus without usable titles (app.retrieval.multihop.titles_usable false: title,
+# bridge and their products are 0 there), fitted on the same fit halves with titles replaced by ids
+# (variant "balanced, fitted pairs": each training set weighs the same)
+WEIGHTS_UNTITLED = (2.765, 1.992, 0.872, 0.0, 0.0, 2.425, 1.289, 1.91, 2.116, 0.0, 0.0, 0.0, -2.208)
+BIAS_UNTITLED = -4.61
 
 
 def rank_feature(rank: int | None) -> float:
