@@ -143,6 +143,14 @@ def test_untitled_corpus_scores_with_the_untitled_weights() -> None:
     assert c.final == pytest.approx(model_score(feature_vector(c)))
 
 
+def test_bridge_strength_is_relative_to_the_best_first_stage_chunk_even_one_the_graph_lacks() -> None:
+    g = _graph()  # "new" was ingested after the graph's last build: a stale graph does not know it
+    first = {"new": 2.0, "c1": 1.0}
+    signals = Signals()
+    hop_two(g, [], first, MultihopParams(bridge_n=2), signals)
+    assert signals.bridge == {"c2": 0.5}  # c1 is only half as good as the best first-stage chunk
+
+
 def test_hop_two_bridges_from_the_first_hop_and_walks_from_question_entities() -> None:
     g = _graph()
     cands = [Candidate("c1", score_raw=0.9, bm25=1.0), Candidate("c3", score_raw=0.6, bm25=0.0)]

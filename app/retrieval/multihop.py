@@ -110,7 +110,9 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
     """Bridge, PPR and entity-overlap signals from the first stage (fills ``signals``)."""
     ranked = sorted((cid for cid in first if cid in graph.row), key=lambda cid: (-first[cid], cid))
     top = ranked[: p.bridge_n]
-    best = max((first[cid] for cid in top), default=1.0) or 1.0
+    # relative to the best first-stage chunk even when the graph does not know it yet (ingested since its
+    # last build): else the best chunk it knows bridges with full strength
+    best = max(first.values(), default=1.0) or 1.0
     for cid in top if p.use_titles else ():
         i = graph.row[cid]
         strength = first[cid] / best
