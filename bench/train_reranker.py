@@ -350,7 +350,8 @@ def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Va
     return best({v: macro(r) for v, r in per_set.items()}), table
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    """Fit, print and (``--json-out``) write; returns the report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", action="append", required=True)
     ap.add_argument("--test", action="append", default=[])
@@ -360,7 +361,7 @@ def main() -> None:
     ap.add_argument("--json-out", type=Path, help="write the weights and every test set's recall here")
     ap.add_argument("--entity-top", type=int, help="chunks of highest entity overlap joining the candidates "
                     "(MultihopParams.entity_top; default: the app's for each kind of corpus)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.entity_top is not None:
         for untitled, p in list(PARAMS.items()):
             PARAMS[untitled] = replace(p, entity_top=args.entity_top)
@@ -393,6 +394,7 @@ def main() -> None:
         print(json.dumps(row))
     if args.json_out:
         args.json_out.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return out
 
 
 if __name__ == "__main__":
