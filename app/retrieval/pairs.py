@@ -9,8 +9,10 @@ a near-copy of the first. Among the ``top`` best candidates (distinct documents)
 where ``s`` is each candidate's reranker logit, ``coverage`` the IDF-weighted share of the question's
 content words found in the two passages together (title + text) and ``gain`` what the pair covers beyond
 its better single passage. The best pair becomes results 1 and 2 (in their own order); the rest keeps the
-reranker's order. Weights: a logistic regression on the same development questions as the reranker
-(``bench/train_reranker.py``); measured in docs/BENCHMARKS.md, "Retrieval quality (issue 17)".
+reranker's order. Weights: a logistic regression on the development questions of issue 17
+(``bench/train_reranker.py``; measured in docs/BENCHMARKS.md, "Retrieval quality (issue 17)"), kept when the
+reranker was refitted on train questions in issue 24 (cross-validation inside the train fit halves chose
+them over a refit); ``PAIR_WEIGHTS_UNTITLED`` (corpora without usable titles) were fitted on train questions.
 Pure functions, no I/O.
 """
 
