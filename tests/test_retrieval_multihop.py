@@ -13,6 +13,7 @@ from app.retrieval.graph_index import EntityGraph, TitleMatcher, title_keys
 from app.retrieval.multihop import (
     MultihopParams,
     Signals,
+    entity_hits,
     first_stage,
     hop_two,
     ppr_of,
@@ -119,6 +120,11 @@ def test_title_links_tell_names_from_ids_and_file_names() -> None:
          "entities": []} for i in range(3)])
     assert one_file.title_links == 0.0 and not titles_usable(one_file)
     assert EntityGraph.build([]).title_links == 0.0
+
+
+def test_entity_hits_are_the_chunks_of_highest_overlap() -> None:
+    signals = Signals(overlap={"a": 0.5, "b": 1.0, "c": 0.5})
+    assert entity_hits(signals, 2) == {"b": 1.0, "a": 0.5} and entity_hits(signals, 0) == {}
 
 
 def test_without_usable_titles_the_bridge_is_off_but_the_walk_still_seeds_from_the_first_hop() -> None:

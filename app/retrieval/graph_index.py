@@ -7,7 +7,7 @@ trailing parenthesis: "Lilu (mythology)" -> "lilu"), so a passage is reachable f
 names it: the Wikipedia-style link that bridge questions follow.
 
 ``title_links`` measures whether titles are names at all: the share of title keys that the text of a
-chunk of another document names. Wikipedia-style pools score 0.3-0.6; a corpus whose titles are file names
+chunk of another document names. Wikipedia-style pools score 0.13-0.30; a corpus whose titles are file names
 or ids (``p000123``, ``guide.pdf``) scores about 0, and the multi-hop stage then leaves the title signals out
 (``app.retrieval.multihop.titles_usable``).
 """

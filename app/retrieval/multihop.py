@@ -48,10 +48,11 @@ class MultihopParams:
 
 
 # a corpus whose share of titles named by another document (EntityGraph.title_links) is below this has no
-# usable titles: train pools with titles 0.3-0.6, the same pools with titles replaced by ids 0.0
+# usable titles: the issue-24 train pools with titles 0.135-0.298, the same pools with ids for titles 0.0
 TITLE_LINKS_MIN = 0.05
 # without usable titles, the chunks naming most of the question's entities that join the candidates
-# (MultihopParams.entity_top; chosen on the train pools' fit halves, bench/train_reranker.py --entity-top)
+# (MultihopParams.entity_top): 10 and 30 were measured on the train pools' fit halves and did not pay
+# (bench/train_reranker.py --entity-top, docs/BENCHMARKS.md), so none
 UNTITLED_ENTITY_TOP = 0
 
 
@@ -147,7 +148,9 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
 
 def entity_hits(signals: Signals, n: int) -> dict[str, float]:
     """The ``n`` chunks of highest entity overlap (ties by id): candidates of their own."""
-    best = sorted(signals.overlap, key=lambda cid: (-signals.overlap[cid], cid))[: max(n, 0)]
+    if n <= 0:
+        return {}
+    best = sorted(signals.overlap, key=lambda cid: (-signals.overlap[cid], cid))[:n]
     return {cid: signals.overlap[cid] for cid in best}
 
 
