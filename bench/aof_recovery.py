@@ -3,12 +3,16 @@ it (rewritten as a snapshot after an ingest job, app/store/aof.py) and with ever
 
 Writes ``--chunks`` Chunk nodes (text, 384-dim embeddings, one Document per 100 chunks) through NeoRAG's own
 statements into a fresh store, then per variant: SIGKILL the server, start it again on the same data dir and
-time until a count query answers (what the supervisor's restart waits for).
+time until a count query answers (what the supervisor's restart waits for). With vectors searched in process
+(``NEORAG_RETRIEVAL_VECTOR_BACKEND=memory``, the default: no FalkorDB vector index) it also times the
+in-process index's build from the recovered store (vector search ready again).
 
-    .venv/bin/python bench/aof_recovery.py [--chunks 100000] [--compacted-only] [--without vector,both]
+    .venv/bin/python bench/aof_recovery.py [--chunks 100000] [--compacted-only] \
+        [--vector-backends memory,store] [--without fulltext]
 
-``--without``: also time the compacted store with the chunk vector index, the full-text index or both dropped
-before the kill (how much of the recovery is FalkorDB rebuilding each index at load).
+``--vector-backends``: the compacted store as NeoRAG keeps it per vector backend (``store``: FalkorDB's own
+HNSW index, rebuilt at every load). ``--without``: also time the compacted store with the full-text index
+dropped before the kill (how much of the recovery is FalkorDB rebuilding it at load).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from app.core.config import Settings  # noqa: E402
+from app.retrieval.vectors import VectorIndex  # noqa: E402
 from app.store.aof import aof_growth, compact_if_grown, rewriting  # noqa: E402
 from app.store.embedded import EmbeddedServer, free_port  # noqa: E402
 from app.store.factory import make_store  # noqa: E402
@@ -36,11 +41,14 @@ from app.store.factory import make_store  # noqa: E402
 DIM = 384
 
 
-def write_chunks(server: EmbeddedServer, n: int) -> None:
+def bench_settings(server: EmbeddedServer, vector_backend: str) -> Settings:
     info = server.start()
-    settings = Settings(backend="embedded", falkor_data_dir=info.data_dir, falkor_port=info.port,
-                        graph_name="bench", llm_base_url=None)
-    store = make_store(settings, info)
+    return Settings(backend="embedded", falkor_data_dir=info.data_dir, falkor_port=info.port,
+                    graph_name="bench", llm_base_url=None, retrieval_vector_backend=vector_backend)
+
+
+def write_chunks(server: EmbeddedServer, n: int, vector_backend: str = "memory") -> None:
+    store = make_store(bench_settings(server, vector_backend), server.start())
     try:
         store.bootstrap(DIM)
         rng = random.Random(5)
@@ -95,29 +103,29 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--compacted-only", action="store_true",
                         help="skip the every-write variant (at 100k chunks its replay ran past 8 minutes)")
+    parser.add_argument("--vector-backends", default="memory,store",
+                        help="compacted variants per NEORAG_RETRIEVAL_VECTOR_BACKEND, comma-separated")
     parser.add_argument("--without", default="",
-                        help="extra compacted variants, comma-separated: vector, fulltext, both (dropped)")
+                        help="extra compacted variants (default vector backend), comma-separated: fulltext")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="aof-recovery-"))
     print(f"load average before {os.getloadavg()[0]:.2f}", flush=True)
     try:
-        variants = ["every write in the AOF", "NeoRAG: rewritten after the job"]
-        variants = variants[1:] if args.compacted_only else variants
-        variants += [f"without {w} index: rewritten after the job" for w in args.without.split(",") if w]
-        for n, variant in enumerate(variants):
+        variants = [("every write in the AOF", "memory")] if not args.compacted_only else []
+        variants += [(f"vectors {b}: rewritten after the job", b)
+                     for b in args.vector_backends.split(",") if b]
+        variants += [(f"without {w} index: rewritten after the job", "memory")
+                     for w in args.without.split(",") if w]
+        for n, (variant, backend) in enumerate(variants):
             server = EmbeddedServer(work / f"v{n}", port=free_port())
             info = server.start()
             conn = redis.Redis(host=info.host, port=info.port)
             if variant.startswith("every"):
                 conn.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite at all: the old worst case
             t0 = time.perf_counter()
-            write_chunks(server, args.chunks)
+            write_chunks(server, args.chunks, backend)
             wrote = time.perf_counter() - t0
-            dropped = variant.split()[1] if variant.startswith("without") else ""
-            if dropped in ("vector", "both"):
-                conn.execute_command("GRAPH.QUERY", "bench",
-                                     "DROP VECTOR INDEX FOR (c:Chunk) ON (c.embedding)")
-            if dropped in ("fulltext", "both"):
+            if variant.startswith("without fulltext"):
                 conn.execute_command("GRAPH.QUERY", "bench", "CALL db.idx.fulltext.drop('Chunk')")
             if not variant.startswith("every"):
                 compact_if_grown(info.host, info.port, 16 * 2**20)  # what the job registry does
@@ -126,8 +134,16 @@ def main() -> None:
                     time.sleep(0.2)
             size = aof_mb(conn)
             seconds = recover(server)
+            ready = ""
+            if backend == "memory":
+                store = make_store(bench_settings(server, backend), server.start())
+                t1 = time.perf_counter()
+                built = VectorIndex(store).build()
+                ready = (f"; in-process vector index of {len(built):,} chunks built "
+                         f"{time.perf_counter() - t1:.2f} s later")
+                store.close()
             print(f"{args.chunks:,} chunks ({variant}): written in {wrote:.0f} s, AOF {size:,.1f} MB, "
-                  f"answers again {seconds:.2f} s after kill -9", flush=True)
+                  f"answers again {seconds:.2f} s after kill -9{ready}", flush=True)
             server.stop(compact_wait_s=0)
     finally:
         shutil.rmtree(work, ignore_errors=True)

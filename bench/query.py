@@ -205,9 +205,15 @@ def serve(settings: Settings, store_env: dict[str, str],
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    # steady state of a running server: the BM25 index is built and torch has seen every input length
-    # once (on CPU each new sequence length costs ~30 ms the first time)
+    # steady state of a running server: the store's indexes are online (a variant with the store's vector
+    # index may have had it created at start), the in-process indexes are built and torch has seen every
+    # input length once (on CPU each new sequence length costs ~30 ms the first time)
     with httpx.Client(timeout=60) as c:
+        for _ in range(3000):
+            states = {str(i.get("state")).upper() for i in c.get(url + "/diagnostics").json().get("indexes", [])}
+            if not states & {"POPULATING", "UNDER CONSTRUCTION", "PENDING"}:
+                break
+            time.sleep(0.2)
         for n in range(1, 97):
             c.post(url + "/ranking/preview", json={"question": " ".join(["word"] * n)})
         # the query worker chooses its fast encoder in the background (NEORAG_EMBEDDING_QUERY_PRECISION):

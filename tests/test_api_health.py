@@ -26,9 +26,13 @@ def test_diagnostics_reports_indexes_embedder_counts(settings: Settings, backend
     assert body["store"]["version"].startswith(backend.version_prefix)
     assert body["embedding"] == {"model": "all-MiniLM-L6-v2", "dimension": 384,
                                  "cache_size": body["embedding"]["cache_size"]}
-    assert body["vector_index"]["present"] is True
-    assert body["vector_index"]["dimension"] == 384
+    # vectors are searched in process; the store keeps its own index where loading it costs nothing
+    assert body["vector_index"]["searched_in"] == "memory"
+    assert body["vector_index"]["present"] is (backend.name == "neo4j")
     assert body["vector_index"]["dimension_mismatch"] is False
+    with app_client(settings.model_copy(update={"retrieval_vector_backend": "store"})) as client:
+        indexed = client.get("/diagnostics").json()["vector_index"]
+    assert indexed["present"] is True and indexed["dimension"] == 384 and indexed["searched_in"] == "store"
     types = {(i["label"], i["property"], i["type"]) for i in body["indexes"]}
     assert ("Chunk", "text", "FULLTEXT") in types
     assert ("Chunk", "id", "RANGE") in types

@@ -61,6 +61,7 @@ def test_another_model_is_refused_until_reembed(settings, store, embedder, tmp_p
 
 @pytest.mark.pristine_schema  # it makes a 16-d vector index (Neo4j: no 384-d one left from another test)
 def test_reembed_recreates_the_vector_index_for_another_dimension(store, embedder) -> None:  # type: ignore[no-untyped-def]
+    store.keep_vector_index = True  # the store's own index, as with NEORAG_RETRIEVAL_VECTOR_BACKEND=store
     store.bootstrap(16)
     store.run("document_upsert", {"rows": [{"id": "d1", "title": "Basel", "source": "s", "props": {}}]})
     store.run("chunk_upsert", {"rows": [{"id": "c1", "doc_id": "d1", "text": "Basel sits on the Rhine.",

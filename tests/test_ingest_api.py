@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.services.embedding_record import record_model
 from ingest.checkpoint import checkpoint_path
 from ingest.jobs import ingest_jobs
 from tests.support.apps import app_client
@@ -98,13 +99,13 @@ def test_sse_stage_order_and_result(settings, store, tmp_path) -> None:  # type:
     assert result["chunks_new"] == counts(store)["node:Chunk"] == progress[-1]["total"]
 
 
-@pytest.mark.pristine_schema  # an index of 8 dimensions, not the standard one
 def test_sse_error_event_and_prevalidation(settings, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
     root = _root(tmp_path, ["extra.jsonl"])
-    store.bootstrap(8)  # a vector index of another dimension: the run fails with one line
+    record_model(store, "tiny-8", 8)  # the graph's vectors come from another embedder: one-line failure
     with app_client(settings.model_copy(update={"ingest_roots": [root]})) as client:
         events = _sse(client, {"path": str(root / "docs")})
-        assert events[-1][1]["stage"] == "error" and "dimension" in events[-1][1]["error"]
+        error = events[-1][1]
+        assert error["stage"] == "error" and "(8-d)" in error["error"] and "\n" not in error["error"]
         assert [d.get("stage") for _, d in events][:2] == [None, "scan_input"]
         for params, status in (({"path": "/etc"}, 403), ({"path": str(root / "nope")}, 404), ({}, 422)):
             r = client.get("/ingest/stream", params=params)

@@ -157,6 +157,7 @@ def test_refresh_rebuilds_entities_without_reembedding(settings, store, embedder
 
 @pytest.mark.pristine_schema  # an index of 8 dimensions, not the standard one
 def test_dimension_mismatch_is_refused_in_one_line(settings, store, embedder, tmp_path) -> None:
+    store.keep_vector_index = True  # a store index of another dimension (RETRIEVAL_VECTOR_BACKEND=store)
     store.bootstrap(8)
     corpus = _copy(tmp_path / "d", ["extra.jsonl"])
     with pytest.raises(ConfigError) as err:

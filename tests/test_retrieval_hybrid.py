@@ -272,7 +272,7 @@ def test_degraded_when_fulltext_index_missing(backend: Backend, graph: tuple[Set
 
 
 def test_degraded_when_vector_index_missing(backend: Backend, graph: tuple[Settings, Services]) -> None:
-    with _graph_without_index(backend, graph, "VECTOR") as services:
+    with _graph_without_index(backend, graph, "VECTOR", retrieval_vector_backend="store") as services:
         result = retrieve(services, "Maximum Overdrive director")
         assert result.degraded and "vector index missing" in result.degraded_reasons[0]
         assert result.top and not any(c.vector_rank for c in result.candidates)

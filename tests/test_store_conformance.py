@@ -30,9 +30,10 @@ _BUSY_STATES = ("POPULATING", "UNDER CONSTRUCTION", "PENDING")
 @pytest.fixture
 def any_store(backend: Backend, graph_name: str) -> Iterator[GraphStore]:
     """A store with an empty graph of its own (on Neo4j the standard schema may remain from earlier tests:
-    bootstrap is idempotent)."""
+    bootstrap is idempotent), keeping the store's own vector index (``retrieval_vector_backend=store``:
+    this suite checks the adapters' statements; tests/test_vector_index.py checks the in-process one)."""
     backend.claim(graph_name)
-    store = backend.open_store(backend.settings(graph_name))
+    store = backend.open_store(backend.settings(graph_name, retrieval_vector_backend="store"))
     yield store
     backend.drop(graph_name)
     store.close()

@@ -423,7 +423,7 @@ def test_status_view_shows_backend_counts_index_and_llm(browser: WebDriver, base
     llm = browser.find_element(By.CSS_SELECTOR, '[data-stat="llm"] .v').text
     assert llm == "configured"
     vi = browser.find_element(By.CSS_SELECTOR, '[data-stat="vector index"]').text
-    assert "dim 384" in vi
+    assert "in process" in vi and "dim 384" in vi  # exact search in process; FalkorDB keeps no vector index
     assert browser.find_element(By.CSS_SELECTOR, '[data-stat="graph"] .v').text.endswith("nodes")
     nodes = browser.execute_script(
         "return Object.fromEntries(Array.from(document.querySelectorAll('#status-nodes tbody tr'))"
@@ -431,6 +431,6 @@ def test_status_view_shows_backend_counts_index_and_llm(browser: WebDriver, base
     assert nodes["Chunk"] >= 3 and nodes["KGSample"] == 1
     assert browser.find_element(By.ID, "health-pill").text == "server ok"
     index_rows = browser.find_elements(By.CSS_SELECTOR, "#status-indexes tbody tr")
-    assert any("VECTOR" in r.text for r in index_rows)
+    assert any("FULLTEXT" in r.text for r in index_rows)
     screenshot(browser, "status")
     assert console_errors(browser) == []

@@ -20,6 +20,7 @@ from app.core.config import Settings, get_settings
 from app.mcp_tools.server import build_mcp
 from app.mcp_tools.server import mount as mount_mcp
 from app.mcp_tools.server import running as mcp_running
+from app.retrieval.startup import start_warming
 from app.services.container import Services, build_services
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None,
         app.state.services = services
         services.extras.setdefault("diagnostics", {})["security"] = policy.report
         log.info("NeoRAG %s on backend %s", API_VERSION, settings.backend)
+        warming = start_warming(services) if settings.retrieval_warm_start else None
         try:
             if mcp is None:
                 yield
@@ -50,6 +52,8 @@ def create_app(settings: Settings | None = None,
                 async with mcp_running(mcp):  # the /mcp endpoint's session manager
                     yield
         finally:
+            if warming is not None and not warming.finish():
+                log.warning("closing the store while the in-process indexes are still being built")
             services.close()
 
     app = FastAPI(title="NeoRAG", version=API_VERSION, lifespan=lifespan,

@@ -93,6 +93,11 @@ class Settings(BaseSettings):
     retrieval_bm25_enabled: bool = True
     retrieval_bm25_backend: Literal["memory", "store"] = Field(
         "memory", description="BM25: in-process sparse index (default) or the store's full-text index.")
+    retrieval_vector_backend: Literal["memory", "store"] = Field(
+        "memory", description="Vector search: exact, in process (default; FalkorDB then keeps no vector "
+        "index, so it starts in seconds) or the store's vector index.")
+    retrieval_warm_start: bool = Field(
+        True, description="`neorag serve` builds the in-process indexes at start, in the background.")
     retrieval_bm25_weight: float = 0.4
     retrieval_degree_enabled: bool = True
     retrieval_degree_weight: float = 0.1

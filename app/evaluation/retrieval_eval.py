@@ -21,6 +21,7 @@ from app.core.errors import BadInput
 from app.retrieval.hybrid import lexical_search, query_embedding, retrieve
 from app.retrieval.multihop_stage import ABLATIONS
 from app.retrieval.options import options_from_settings
+from app.retrieval.vectors import vector_search
 from app.services.container import Services
 
 METHODS = ("vector", "bm25", "hybrid", "hybrid+graph", "default", *(f"default-{a}" for a in ABLATIONS))
@@ -138,7 +139,7 @@ def rank_methods(
         return [c.id for c in retrieve(services, question, opts, emb).candidates]
 
     def vector() -> list[str]:
-        return [r["id"] for r in services.store.run("chunk_vector_search", {"embedding": emb, "k": k})]
+        return [r["id"] for r in vector_search(services, emb, k)]
 
     timed("vector", vector)
     timed("bm25", lambda: [cid for cid, _ in lexical_search(services, question, k)])

@@ -19,6 +19,7 @@ from app.retrieval.rerank_features import rerank_by_features
 from app.retrieval.scoring import Candidate, Weights, rank, score
 from app.retrieval.state import caches, index_status
 from app.retrieval.text import query_terms
+from app.retrieval.vectors import served_vectors, vector_search
 from app.services.container import Services
 from app.services.embedding_record import check_model_cached
 
@@ -111,7 +112,7 @@ def retrieve(
     if opts.vector and indexes["vector"]:
         t = time.perf_counter()
         try:
-            vector_rows = store.run("chunk_vector_search", {"embedding": emb, "k": k})
+            vector_rows = vector_search(services, emb, k)
         except StatementError as exc:
             result.degraded = True
             result.degraded_reasons.append(f"vector index unavailable, lexical/graph fallback used: {exc}")
@@ -181,8 +182,9 @@ def _fill_details(
 ) -> set[str]:
     """Title, doc, vector score and degree of the candidates (all, or ``only``; no texts); returns ids found.
 
-    With the in-process BM25 index, metadata (title, doc, degree) comes from it and the store only
-    scores the vectors; chunks it does not know yet (ingested since its last build) are read in full.
+    With the in-process BM25 index, metadata (title, doc, degree) comes from it; the in-process vector
+    index scores the vectors it holds, and the store the others; chunks the BM25 index does not know yet
+    (ingested since its last build) are read in full.
     """
     found: set[str] = set()
     ids = list(pool.by_id) if only is None else [cid for cid in only if cid in pool.by_id]
@@ -191,6 +193,14 @@ def _fill_details(
     meta = _index_meta(services)
     known = [cid for cid in ids if cid in meta]
     unknown = [cid for cid in ids if cid not in meta]
+    vectors = served_vectors(services)
+    local = vectors.scores(known, emb) if vectors is not None and known else {}
+    for cid, value in local.items():
+        c, m = pool.by_id[cid], meta[cid]
+        found.add(cid)
+        c.title, c.doc_id, c.source, c.seq, c.degree = m.title, m.doc_id, m.source, m.seq, m.degree
+        c.score_raw = value
+    known = [cid for cid in known if cid not in local]
     if known:
         for row in services.store.run("retrieval_chunk_scores", {"ids": known, "embedding": emb}):
             c = pool.by_id[str(row["id"])]

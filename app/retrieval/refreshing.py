@@ -2,7 +2,8 @@
 
 Stale after an ingest (``mark_stale`` is an ingest listener) or when the store's chunk count changes (read at
 most every ``check_every_s``). The first request builds synchronously (concurrent first requests wait for one
-build); later rebuilds run in a background thread while the old index keeps serving.
+build), and so does the first after an empty index went stale (e.g. built at start, before the first
+ingest); later rebuilds run in a background thread while the old index keeps serving.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ class RefreshingIndex(Generic[T]):
         """Ingest listener: the next search rebuilds (in the background when an index exists)."""
         self.stale = True
 
+    @property
+    def fresh(self) -> bool:
+        """Built, and no change to the store is known since (no ingest/delete, no rebuild under way)."""
+        return self.index is not None and not self.stale and not self._building
+
     def _count(self) -> int:
         return int(self.store.run("retrieval_chunk_count")[0]["chunks"])
 
@@ -88,9 +94,9 @@ class RefreshingIndex(Generic[T]):
             self._checked = now
             if self._count() != self.chunks:
                 self.stale = True
-        if self.index is None:
+        if self.index is None or (self.stale and self.chunks == 0):  # nothing worth serving meanwhile
             with self._first_build:  # concurrent first requests wait for one build
-                if self.index is None:
+                if self.index is None or (self.stale and self.chunks == 0):
                     return self.build()
             return self.index  # type: ignore[return-value]  # built by the request we waited for
         if self.stale and not self._building:

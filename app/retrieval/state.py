@@ -6,6 +6,7 @@ from typing import Any
 
 from app.retrieval.cache import RetrievalCaches, caches_for
 from app.retrieval.scoring import Weights
+from app.retrieval.vectors import vector_index_stats
 from app.services.container import Services
 
 
@@ -33,6 +34,8 @@ def retrieval_diagnostics(services: Services) -> dict[str, Any]:
         "graph_mode": s.retrieval_graph_mode,
         "lexical_backend": s.retrieval_bm25_backend,
         "bm25_index": _bm25_stats(services),
+        "vector_backend": s.retrieval_vector_backend,
+        "vector_index": vector_index_stats(services),
         "entity_graph": _entity_graph_stats(services),
         "quotas": {
             "max_nodes": s.retrieval_max_nodes,
@@ -74,7 +77,8 @@ def _entity_graph_stats(services: Services) -> dict[str, Any] | None:
 
 
 def index_status(services: Services, max_age_s: float = 10.0) -> dict[str, bool]:
-    """Whether the chunk vector and full-text indexes exist (re-checked at most every ``max_age_s``)."""
+    """Whether the chunk vector and full-text indexes exist (re-checked at most every ``max_age_s``); the
+    vector one always does when vectors are searched in process."""
     import time
 
     from app.store.schema import list_indexes
@@ -85,7 +89,8 @@ def index_status(services: Services, max_age_s: float = 10.0) -> dict[str, bool]
         return cached[1]  # type: ignore[no-any-return]
     indexes = list_indexes(services.store)
     status = {
-        "vector": any(i.type == "VECTOR" and i.label == "Chunk" for i in indexes),
+        "vector": services.settings.retrieval_vector_backend == "memory"
+        or any(i.type == "VECTOR" and i.label == "Chunk" for i in indexes),
         "fulltext": any(i.type in ("FULLTEXT", "FULL-TEXT") and i.label == "Chunk" for i in indexes),
     }
     services.extras["retrieval_index_status"] = (now, status)

@@ -90,7 +90,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         "llm": llm_report(services),
         "schema_error": services.schema_error,
         "indexes": [],
-        "vector_index": {"present": False, "dimension": None, "dimension_mismatch": False},
+        "vector_index": {"present": False, "dimension": None, "dimension_mismatch": False,
+                         "searched_in": settings.retrieval_vector_backend},
         "counts": {"nodes": {}, "relationships": {}},
         "feature_flags": {
             "llm_enabled": services.llm is not None,
@@ -109,8 +110,8 @@ def diagnostics_report(services: Services) -> dict[str, Any]:
         for idx in indexes:
             if idx.type == "VECTOR" and idx.label == "Chunk":
                 mismatch = idx.dimension is not None and idx.dimension != embedder.dimension
-                report["vector_index"] = {"present": True, "name": idx.name, "dimension": idx.dimension,
-                                          "state": idx.state, "dimension_mismatch": mismatch}
+                report["vector_index"].update({"present": True, "name": idx.name, "dimension": idx.dimension,
+                                               "state": idx.state, "dimension_mismatch": mismatch})
                 if mismatch:
                     report["vector_index"]["hint"] = (
                         f"index has {idx.dimension} dims, embedder {embedder.dimension}: use a fresh "

@@ -81,7 +81,7 @@ def reembed(
     The vector index is dropped and recreated when the dimension changes. Chunks are read in id order,
     ``batch_size`` at a time, and written with the same batched statement as ingest.
     """
-    from app.store.schema import bootstrap_schema, vector_index_dimension
+    from app.store.schema import vector_index_dimension
 
     old_dim = vector_index_dimension(store)
     if old_dim is not None and old_dim != dimension:
@@ -99,6 +99,6 @@ def reembed(
         after = str(rows[-1]["id"])
         if progress:
             progress(done)
-    bootstrap_schema(store, dimension)
+    store.bootstrap(dimension)
     record_model(store, model, dimension)
     return done

@@ -41,6 +41,7 @@ class Capabilities:
     """What this backend offers."""
 
     vector_index: bool = True
+    vector_index_rebuilt_at_load: bool = False  # the server rebuilds it whenever it loads its data
     fulltext_index: bool = True
     lexical_scale: str = "max-normalised to (0, 1] per query"
     vector_scale: str = "cosine similarity mapped to [0, 1] as (1 + cos) / 2"
@@ -73,6 +74,7 @@ class GraphStore(abc.ABC):
         self.library = library
         self.batch_size = batch_size
         self.round_trips = 0
+        self.keep_vector_index = True  # False: bootstrap leaves the chunk vector index out (see factory)
 
     # -- to implement -------------------------------------------------------
     @abc.abstractmethod
@@ -127,7 +129,7 @@ class GraphStore(abc.ABC):
 
     def bootstrap(self, embedding_dim: int) -> list[str]:
         """Create constraints and indexes (idempotent); returns the statements run."""
-        return bootstrap_schema(self, embedding_dim)
+        return bootstrap_schema(self, embedding_dim, self.keep_vector_index)
 
     def require_reachable(self) -> None:
         """StoreUnavailable (503, with the way out) unless the store answers its health probe."""

@@ -15,7 +15,18 @@ def embedded_server(settings: Settings) -> EmbeddedServer:
 
 
 def make_store(settings: Settings, server: ServerInfo | None = None) -> GraphStore:
-    """Connect to the configured backend (the embedded server must already run)."""
+    """Connect to the configured backend (the embedded server must already run).
+
+    With vectors searched in process (``retrieval_vector_backend=memory``), a store that rebuilds its vector
+    index whenever it loads its data keeps none: that rebuild is most of its start and crash-recovery time.
+    """
+    store = _connect(settings, server)
+    store.keep_vector_index = (settings.retrieval_vector_backend == "store"
+                               or not store.capabilities().vector_index_rebuilt_at_load)
+    return store
+
+
+def _connect(settings: Settings, server: ServerInfo | None) -> GraphStore:
     if settings.backend == "neo4j":
         from app.store.neo4j_store import Neo4jStore
 

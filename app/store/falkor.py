@@ -19,9 +19,16 @@ from app.core.errors import StatementError, StoreUnavailable
 from app.store.base import Capabilities, GraphStore, Prepared, Row, StoreHealth
 from app.store.cypher_library import CypherLibrary
 
+_SCALARS = (float, int, str, bool, type(None))
+
 
 def to_plain(value: Any) -> Any:
     """Convert FalkorDB result values into plain Python values."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list and value and type(value[0]) is float and all(type(v) is float for v in value):
+        return value  # a vector: already plain (spares a call per number when vectors are read)
     if isinstance(value, Node | Edge):
         return {k: to_plain(v) for k, v in value.properties.items()}
     if isinstance(value, FalkorPath):
@@ -197,7 +204,8 @@ class FalkorStore(GraphStore):
             return StoreHealth(False, self.backend, None, f"{type(exc).__name__}: {exc}")
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(extras={"graph": self.graph_name, "port": self.port})
+        return Capabilities(vector_index_rebuilt_at_load=True,  # HNSW, rebuilt from the vectors at load
+                            extras={"graph": self.graph_name, "port": self.port})
 
     def drop_graph(self) -> None:
         """Delete this store's whole graph (tests and `--replace-all` use it)."""

@@ -16,6 +16,7 @@ VECTOR_DDL = "ddl_80_chunk_vector"
 REQUIRED_STATEMENTS = (
     "ping", "index_state", "count_nodes_by_label", "count_rels_by_type", "chunk_vector_search",
     "chunk_fulltext_search", "chunk_set_embeddings", "document_upsert", "chunk_upsert", VECTOR_DDL,
+    "chunk_vector_drop",
 )
 _ALREADY = ("already indexed", "already exists", "equivalent", "already created")
 
@@ -69,12 +70,21 @@ def vector_index_dimension(store: SchemaStore) -> int | None:
     return None
 
 
-def bootstrap_schema(store: SchemaStore, embedding_dim: int) -> list[str]:
-    """Create every constraint/index idempotently; never recreates a mismatched vector index."""
+def bootstrap_schema(store: SchemaStore, embedding_dim: int, vector_index: bool = True) -> list[str]:
+    """Create every constraint/index idempotently; never recreates a mismatched vector index.
+
+    Without ``vector_index`` (vectors searched in process on a store that rebuilds the index at every
+    load) the chunk vector index is not created, and one left by an earlier version is dropped."""
     store.library.require(REQUIRED_STATEMENTS)
     existing_dim = vector_index_dimension(store)
     ran = []
+    if not vector_index and existing_dim is not None:
+        store.run("chunk_vector_drop")
+        log.info("dropped the store's chunk vector index: vectors are searched in process")
+        ran.append("chunk_vector_drop")
     for name in ddl_statements(store):
+        if name == VECTOR_DDL and not vector_index:
+            continue
         if name == VECTOR_DDL and existing_dim is not None:
             if existing_dim != embedding_dim:
                 log.error(

@@ -217,9 +217,12 @@
       stat("llm", llm.configured ? "configured" : "not configured",
         llm.configured ? (llm.model || "") + (llm.base_url ? " @ " + llm.base_url : "")
           : "set NEORAG_LLM_BASE_URL to enable answers", llm.configured ? "good" : "warn"),
-      stat("vector index", vi.present ? (vi.state || "present") : "missing",
-        vi.present ? (vi.name || "") + " · dim " + vi.dimension + (vi.dimension_mismatch ? " ≠ embedder!" : "")
-          : "created on first ingest", vi.present && !vi.dimension_mismatch ? "good" : "warn"),
+      vi.searched_in === "memory"
+        ? stat("vector index", "in process", "exact · dim " + emb.dimension +
+            (vi.present ? " · store index " + (vi.name || "") + " kept" : ""), "good")
+        : stat("vector index", vi.present ? (vi.state || "present") : "missing",
+          vi.present ? (vi.name || "") + " · dim " + vi.dimension + (vi.dimension_mismatch ? " ≠ embedder!" : "")
+            : "created on first ingest", vi.present && !vi.dimension_mismatch ? "good" : "warn"),
       stat("embedding", emb.model || "?", "dim " + emb.dimension + " · cache " + fmtNum(emb.cache_size)),
       stat("graph", fmtNum(sum(counts.nodes)) + " nodes", fmtNum(sum(counts.relationships)) + " relationships"),
     );
