@@ -291,11 +291,11 @@ def test_internal_failure_is_500_query_failed(graph: tuple[Settings, Services], 
 
     lib = tmp_path / "cypher"
     shutil.copytree(graph[0].cypher_dir, lib)
-    (lib / "chunk_get_by_ids.cypher").unlink()  # the candidates' texts (read on every query)
+    (lib / "retrieval_chunk_mentions.cypher").unlink()  # the entity graph of multi-hop retrieval
     with app_client(graph[0].model_copy(update={"cypher_dir": lib})) as c:
         resp = c.post("/query", json={"question": Q})
     assert resp.status_code == 500
-    assert resp.json()["error"] == "query_failed" and "chunk_get_by_ids" in resp.json()["message"]
+    assert resp.json()["error"] == "query_failed" and "retrieval_chunk_mentions" in resp.json()["message"]
 
 
 MID_ANSWER = "Stephen King directed Maximum Overdrive [S1], shot in Leland [S2]."

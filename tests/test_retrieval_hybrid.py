@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +18,16 @@ from app.retrieval.hybrid import retrieve
 from app.retrieval.options import options_from_settings
 from app.retrieval.pairs import choose_pair, logit, pair_heads, passage_tokens, term_weights
 from app.retrieval.passages import retrieve_passages
-from app.retrieval.rerank_features import FEATURES, feature_vector, model_score
+from app.retrieval.rerank_features import (
+    BIAS_UNTITLED,
+    FEATURES,
+    WEIGHTS_UNTITLED,
+    feature_vector,
+    model_score,
+)
 from app.services.container import Services, build_services
 from tests.support.backends import Backend
-from tests.support.retrieval_graph import QUESTIONS, ingested_graph
+from tests.support.retrieval_graph import CORPUS, QUESTIONS, ingested_graph
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +106,7 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
     for q in QUESTIONS:  # default settings: the multi-hop stage and the feature reranker
         result = retrieve(services, q["question"])
         assert not result.degraded and len(result.top) == 8 and len(result.candidates) <= 120
+        assert not result.untitled  # Wikipedia titles, named by other paragraphs
         hits += sum(c.title in q["supporting_titles"] for c in result.top[:5]) == len(q["supporting_titles"])
         for c in result.candidates:
             paired = ["pair", "coverage"] if c.pair_rank else []
@@ -114,6 +124,34 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
         assert finals == sorted(finals, reverse=True)
     assert {"vector", "bm25", "title", "bridge", "ppr"} <= reasons
     assert hits >= len(QUESTIONS) - 1  # both supporting paragraphs in the top 5
+
+
+def test_corpus_titled_by_ids_leaves_the_title_signals_out(backend: Backend, tmp_path: Path) -> None:
+    """The fixture corpus with its titles replaced by ids: no title or bridge signal, untitled weights."""
+    from ingest.options import IngestOptions
+    from ingest.pipeline import ingest_path
+
+    corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
+    path = tmp_path / "ids.json"
+    ids = {f"p{i:06d}": text for i, text in enumerate(corpus.values(), 1)}
+    path.write_text(json.dumps(ids), encoding="utf-8")
+    settings = backend.settings(f"t_untitled_{uuid.uuid4().hex[:10]}")
+    backend.claim(settings.graph_name)
+    services = build_services(settings, start_embedded=False)
+    try:
+        ingest_path(services, path, IngestOptions(llm_relations=False, checkpoint=False))
+        for q in QUESTIONS:
+            result = retrieve(services, q["question"])
+            assert result.untitled and not result.degraded and len(result.top) == 8
+            reasons = {r for c in result.candidates for r in c.reasons}
+            assert {"vector", "bm25"} <= reasons and not reasons & {"title", "bridge"}
+            for c in result.candidates:
+                assert c.title_match == 0.0 and c.bridge == 0.0
+                untitled = model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED)
+                assert c.final == pytest.approx(untitled)
+    finally:
+        services.close()
+        backend.drop(settings.graph_name)
 
 
 def test_pair_stage_chooses_results_one_and_two_among_the_best_documents(
@@ -170,8 +208,12 @@ def test_passages_shape(graph: tuple[Settings, Services]) -> None:
 
 def test_passage_locations_come_with_the_texts(graph: tuple[Settings, Services],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shown chunks' texts, locations and sections come from one statement (no second read by id)."""
+    """The shown chunks' texts, locations and sections come with the in-process BM25 index while it is
+    fresh (no read by id), and from one statement while an ingest or delete is not in it yet."""
+    from app.retrieval.bm25 import lexical_index
+
     _, services = graph
+    question = "Maximum Overdrive Leland North Carolina"
     names: list[str] = []
     run = services.store.run
 
@@ -179,10 +221,22 @@ def test_passage_locations_come_with_the_texts(graph: tuple[Settings, Services],
         names.append(name)
         return run(name, *args, **kwargs)
 
+    retrieve_passages(services, question, 5)  # the in-process indexes are built
     monkeypatch.setattr(services.store, "run", recording)
-    items = retrieve_passages(services, "Maximum Overdrive Leland North Carolina", 5)
+    items = retrieve_passages(services, question, 5)
     assert all(set(i["location"]) == {"record"} and "section" in i for i in items)
-    assert names.count("chunk_get_by_ids") == 1 and not [n for n in names if "location" in n], names
+    assert "chunk_get_by_ids" not in names and not [n for n in names if "location" in n], names
+    stored = {r["id"]: r for r in run("chunk_get_by_ids", {"ids": [i["id"] for i in items]})}
+    for i in items:
+        row = stored[i["id"]]
+        assert i["contents"] == row["text"] and i["location"]["record"] == row["record"]
+    index = lexical_index(services.extras, services.store)
+    index.stale, names[:] = True, []  # e.g. after an ingest, until the background rebuild is done
+    monkeypatch.setattr(index, "current", lambda: index.index)  # keep it stale for this question
+    again = retrieve_passages(services, question, 5)
+    assert [i["contents"] for i in again] == [i["contents"] for i in items]
+    assert names.count("chunk_get_by_ids") == 1, names
+    index.stale = False
 
 
 # How each backend drops the Chunk index of a kind (test set-up only; the product never drops indexes).

@@ -10,9 +10,29 @@ import pytest
 from scipy import sparse
 
 from app.retrieval.graph_index import EntityGraph, TitleMatcher, title_keys
-from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches
+from app.retrieval.multihop import (
+    MultihopParams,
+    Signals,
+    entity_hits,
+    first_stage,
+    hop_two,
+    ppr_of,
+    title_matches,
+    titles_usable,
+)
 from app.retrieval.ppr import BipartiteWalk, personalized_pagerank
-from app.retrieval.rerank_features import FEATURES, WEIGHTS, feature_vector, model_score, rank_feature
+from app.retrieval.rerank_features import (
+    BIAS,
+    BIAS_UNTITLED,
+    FEATURES,
+    WEIGHTS,
+    WEIGHTS_UNTITLED,
+    feature_vector,
+    model_score,
+    model_weights,
+    rank_feature,
+    rerank_by_features,
+)
 from app.retrieval.scoring import Candidate
 from ingest.cooccur import PairCount, association, cooccur_rows, top_partners
 
@@ -77,6 +97,64 @@ def test_entity_graph_links_a_chunk_to_the_titles_its_text_names() -> None:
     assert g.titled[two_dollar] == [c2]
     assert title_matches(g, ["grace krilanovich", "novel"]) == {"c1"}
     assert g.freq[g.entity_col["american"]] == 2
+
+
+def _id_titled_graph() -> EntityGraph:
+    """The same three chunks with their titles replaced by ids (no title is a name)."""
+    return EntityGraph.build([{**row, "title": f"p{i:06d}"} for i, row in enumerate([
+        {"id": "c1", "text": "Her novel was published by Two Dollar Radio.",
+         "entities": ["grace krilanovich", "american"]},
+        {"id": "c2", "text": "Two Dollar Radio is based in Columbus, Ohio.",
+         "entities": ["columbus", "ohio"]},
+        {"id": "c3", "text": "A soccer club.", "entities": ["columbus", "american"]},
+    ], 1)])
+
+
+def test_title_links_tell_names_from_ids_and_file_names() -> None:
+    g = _graph()  # c1 names "Two Dollar Radio" (c2's title); c2 names its own title, which does not count
+    assert g.title_links == pytest.approx(1 / 3) and titles_usable(g)
+    ids = _id_titled_graph()
+    assert ids.title_links == 0.0 and not titles_usable(ids)
+    one_file = EntityGraph.build([  # one document's chunks naming their own (file name) title
+        {"id": f"k{i}", "title": "Guide", "doc_id": "guide.md", "text": "The Guide says: rest.",
+         "entities": []} for i in range(3)])
+    assert one_file.title_links == 0.0 and not titles_usable(one_file)
+    assert EntityGraph.build([]).title_links == 0.0
+
+
+def test_entity_hits_are_the_chunks_of_highest_overlap() -> None:
+    signals = Signals(overlap={"a": 0.5, "b": 1.0, "c": 0.5})
+    assert entity_hits(signals, 2) == {"b": 1.0, "a": 0.5} and entity_hits(signals, 0) == {}
+
+
+def test_without_usable_titles_the_bridge_is_off_but_the_walk_still_seeds_from_the_first_hop() -> None:
+    g = _graph()
+    cands = [Candidate("c1", score_raw=0.9, bm25=1.0), Candidate("c3", score_raw=0.6, bm25=0.0)]
+    first = first_stage(cands, set(), MultihopParams())
+    signals = Signals()
+    hop_two(g, [], first, MultihopParams(bridge_n=1, use_titles=False), signals)
+    assert signals.bridge == {} and signals.ppr["c1"] == 1.0  # chunk seeds only: no question entity
+
+
+def test_untitled_corpus_scores_with_the_untitled_weights() -> None:
+    assert model_weights() == (WEIGHTS, BIAS) and model_weights(True) == (WEIGHTS_UNTITLED, BIAS_UNTITLED)
+    assert len(WEIGHTS_UNTITLED) == len(FEATURES) and WEIGHTS_UNTITLED != WEIGHTS
+    title_features = ("title", "bridge", "bridge_v", "title_v", "bridge_b")  # always 0 without titles
+    assert all(WEIGHTS_UNTITLED[FEATURES.index(f)] == 0.0 for f in title_features)
+    c = Candidate("x", score_raw=0.8, bm25=0.5, vector_rank=1, bm25_rank=4)
+    c.base_norm, c.ppr, c.overlap = 1.0, 0.25, 0.5
+    rerank_by_features([c], untitled=True)
+    assert c.final == pytest.approx(model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED))
+    rerank_by_features([c])
+    assert c.final == pytest.approx(model_score(feature_vector(c)))
+
+
+def test_bridge_strength_is_relative_to_the_best_first_stage_chunk_even_one_the_graph_lacks() -> None:
+    g = _graph()  # "new" was ingested after the graph's last build: a stale graph does not know it
+    first = {"new": 2.0, "c1": 1.0}
+    signals = Signals()
+    hop_two(g, [], first, MultihopParams(bridge_n=2), signals)
+    assert signals.bridge == {"c2": 0.5}  # c1 is only half as good as the best first-stage chunk
 
 
 def test_hop_two_bridges_from_the_first_hop_and_walks_from_question_entities() -> None:
@@ -144,3 +222,6 @@ def test_ppr_top_zero_switches_the_walk_off_and_ablations_switch_signals_off() -
     ablated = params_from_settings(SimpleNamespace(settings=Settings()),  # type: ignore[arg-type]
                                    frozenset({"bridge", "ppr"}))
     assert ablated.bridge_n == 0 and not ablated.use_ppr
+    assert on.use_titles
+    untitled = params_from_settings(SimpleNamespace(settings=Settings()), untitled=True)  # type: ignore[arg-type]
+    assert not untitled.use_titles and untitled.bridge_n == 5 and untitled.use_ppr  # PPR keeps its seeds

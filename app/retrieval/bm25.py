@@ -3,7 +3,7 @@
 Chosen by measurement (docs/BENCHMARKS.md): the store's full-text indexes rank poorly for BM25 purposes
 (RediSearch TF-IDF without length saturation: HotpotQA recall@5 0.10 vs 0.76) and rank_bm25 scans every
 document per term (64 ms at 20k chunks). Here a query sums the precomputed BM25 weights of its terms' rows.
-The index (with each chunk's title, document and graph degree) is built from the store
+The index (with each chunk's title, document, graph degree, text and citation) is built from the store
 (``retrieval_chunk_texts``), rebuilt in the background after an ingest
 (ingest listener) or when the chunk count changes, and the old index keeps serving meanwhile.
 """
@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import sparse
 
+from app.documents.locations import located
 from app.retrieval.refreshing import RefreshingIndex, shared_index
 from app.retrieval.text import tokenize
 from app.store.base import GraphStore
@@ -86,13 +87,16 @@ def lexical_heading(title: str | None, section: str | None) -> str:
 
 
 class ChunkMeta(NamedTuple):
-    """Per-chunk metadata kept with the index (saves reading it from the store per request)."""
+    """Per-chunk metadata kept with the index (saves reading it from the store per request), and the
+    chunk's text and citation (``located``) for the candidates a question shows or reranks."""
 
     title: str | None
     doc_id: str | None
     source: str | None
     seq: int | None
     degree: int
+    text: str = ""
+    located: dict[str, Any] | None = None
 
 
 class LexicalIndex(RefreshingIndex[SparseBM25]):
@@ -113,7 +117,8 @@ class LexicalIndex(RefreshingIndex[SparseBM25]):
         )
         meta = {
             str(r["id"]): ChunkMeta(
-                r.get("title"), r.get("doc_id"), r.get("source"), r.get("seq"), int(r.get("degree") or 0)
+                r.get("title"), r.get("doc_id"), r.get("source"), r.get("seq"), int(r.get("degree") or 0),
+                str(r.get("text") or ""), located(r),
             )
             for r in rows
         }

@@ -151,7 +151,7 @@ def retrieve(
         ]
     score(candidates, weights)
     if multihop:
-        rerank_by_features(candidates)
+        rerank_by_features(candidates, result.untitled)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
         head = rank(candidates)[: services.settings.rerank_top_n]
@@ -159,11 +159,12 @@ def retrieve(
         rerank_candidates(services, question, head)
         score(candidates, weights)
         if multihop:
-            rerank_by_features(candidates)
+            rerank_by_features(candidates, result.untitled)
         result.timings_ms["rerank"] = _ms(t)
     if multihop:
         t = time.perf_counter()
-        run_pair_stage(services, question, candidates, lambda head: _load_texts(services, head), opts.ablate)
+        run_pair_stage(services, question, candidates, lambda head: _load_texts(services, head), opts.ablate,
+                       result.untitled)
         result.timings_ms["pair"] = _ms(t)
     result.candidates = rank(candidates)
     if opts.texts:
@@ -219,20 +220,28 @@ def _fill_details(
     return found
 
 
-def _index_meta(services: Services) -> dict[str, Any]:
-    """Chunk metadata of the in-process BM25 index ({} with the store backend or before its build)."""
+def _index_meta(services: Services, fresh_only: bool = False) -> dict[str, Any]:
+    """Chunk metadata of the in-process BM25 index ({} with the store backend, before its build, or with
+    ``fresh_only`` while an ingest or delete is not in it yet)."""
     from app.retrieval.bm25 import EXTRAS_KEY
 
     if services.settings.retrieval_bm25_backend != "memory":
         return {}
     idx = services.extras.get(EXTRAS_KEY)
-    return idx.meta if idx is not None else {}
+    return idx.meta if idx is not None and (idx.fresh or not fresh_only) else {}
 
 
 def _load_texts(services: Services, candidates: list[Candidate]) -> None:
-    """Chunk texts, locations and sections for the candidates that will be shown or reranked (one round
-    trip)."""
+    """Chunk texts, locations and sections for the candidates that will be shown or reranked: from the
+    in-process BM25 index while it is fresh (no ingest or delete since its build), the rest in one round
+    trip."""
     missing = [c for c in candidates if not c.text]
+    meta = _index_meta(services, fresh_only=True)
+    for c in missing:
+        m = meta.get(c.id)
+        if m is not None and m.located is not None:
+            c.text, c.located = m.text, m.located
+    missing = [c for c in missing if not c.text]
     if not missing:
         return
     rows = {str(r["id"]): r for r in services.store.run("chunk_get_by_ids", {"ids": [c.id for c in missing]})}

@@ -13,6 +13,10 @@ For one question and the first stage's candidates (vector + BM25 hits):
 5. **entity overlap**: the question's entities each candidate mentions, rarity-weighted.
 
 ``app.retrieval.rerank_features`` turns these signals into the final score.
+
+Signals 1 and 3 (and the title part of 2) need Wikipedia-style titles: names that questions and other
+passages use. On a corpus whose titles are file names or ids (``titles_usable`` false: almost no title is
+named by another document) they are left out and the reranker's untitled weights score the rest.
 """
 
 from __future__ import annotations
@@ -39,6 +43,22 @@ class MultihopParams:
     first_bm25: float = 0.4
     first_title: float = 0.3
     use_ppr: bool = True
+    use_titles: bool = True  # bridges (titles named by the first hop); off without usable titles
+    entity_top: int = 0  # chunks naming most of the question's entities that join the candidates
+
+
+# a corpus whose share of titles named by another document (EntityGraph.title_links) is below this has no
+# usable titles: the issue-24 train pools with titles 0.135-0.298, the same pools with ids for titles 0.0
+TITLE_LINKS_MIN = 0.05
+# without usable titles, the chunks naming most of the question's entities that join the candidates
+# (MultihopParams.entity_top): 10 and 30 were measured on the train pools' fit halves and did not pay
+# (bench/train_reranker.py --entity-top, docs/BENCHMARKS.md), so none
+UNTITLED_ENTITY_TOP = 0
+
+
+def titles_usable(graph: EntityGraph) -> bool:
+    """Whether the corpus' titles are names other passages use (else title and bridge signals are off)."""
+    return graph.title_links >= TITLE_LINKS_MIN
 
 
 @dataclass
@@ -91,8 +111,10 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
     """Bridge, PPR and entity-overlap signals from the first stage (fills ``signals``)."""
     ranked = sorted((cid for cid in first if cid in graph.row), key=lambda cid: (-first[cid], cid))
     top = ranked[: p.bridge_n]
-    best = max((first[cid] for cid in top), default=1.0) or 1.0
-    for cid in top:
+    # relative to the best first-stage chunk even when the graph does not know it yet (ingested since its
+    # last build): else the best chunk it knows bridges with full strength
+    best = max(first.values(), default=1.0) or 1.0
+    for cid in top if p.use_titles else ():
         i = graph.row[cid]
         strength = first[cid] / best
         for j in graph.chunk_entities(i):
@@ -122,6 +144,14 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
         if top_overlap > 0:
             for row in np.nonzero(overlap)[0].tolist():
                 signals.overlap[graph.ids[row]] = float(overlap[row]) / top_overlap
+
+
+def entity_hits(signals: Signals, n: int) -> dict[str, float]:
+    """The ``n`` chunks of highest entity overlap (ties by id): candidates of their own."""
+    if n <= 0:
+        return {}
+    best = sorted(signals.overlap, key=lambda cid: (-signals.overlap[cid], cid))[:n]
+    return {cid: signals.overlap[cid] for cid in best}
 
 
 def ppr_of(graph: EntityGraph, signals: Signals, cid: str) -> float:

@@ -4,7 +4,9 @@ After the vector and BM25 hits are in the pool: title matches join, their vector
 (one store round trip), bridge and PPR signals are computed in process (``app.retrieval.multihop``) and
 their chunks join (a second, smaller round trip); every candidate then carries its signals for
 ``app.retrieval.rerank_features``. No Cypher graph expansion runs in this mode. After the reranker,
-``run_pair_stage`` chooses the first two results together (``app.retrieval.pairs``).
+``run_pair_stage`` chooses the first two results together (``app.retrieval.pairs``). On a corpus without
+usable titles (``titles_usable``) the title and bridge signals are left out and ``result.untitled`` tells the
+reranker and the pair stage to use their untitled weights.
 """
 
 from __future__ import annotations
@@ -16,7 +18,17 @@ from typing import Any
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import question_keys
 from app.retrieval.graph_index import graph_index
-from app.retrieval.multihop import MultihopParams, Signals, first_stage, hop_two, ppr_of, title_matches
+from app.retrieval.multihop import (
+    UNTITLED_ENTITY_TOP,
+    MultihopParams,
+    Signals,
+    entity_hits,
+    first_stage,
+    hop_two,
+    ppr_of,
+    title_matches,
+    titles_usable,
+)
 from app.retrieval.pairs import apply_pair, pair_heads
 from app.retrieval.scoring import Candidate, rank
 from app.services.container import Services
@@ -24,8 +36,10 @@ from app.services.container import Services
 ABLATIONS = ("title", "bridge", "ppr", "pair")
 
 
-def params_from_settings(services: Services, ablate: frozenset[str] = frozenset()) -> MultihopParams:
-    """Stage parameters from settings; an ablated signal is switched off (never computed)."""
+def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(),
+                         untitled: bool = False) -> MultihopParams:
+    """Stage parameters from settings; an ablated signal is switched off (never computed), and so are
+    the bridges on a corpus without usable titles (``untitled``)."""
     s = services.settings
     return MultihopParams(
         bridge_n=0 if "bridge" in ablate else s.retrieval_bridge_n,
@@ -33,6 +47,8 @@ def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(
         ppr_top=s.retrieval_ppr_top,
         max_freq=s.retrieval_entity_max_freq,
         use_ppr="ppr" not in ablate and s.retrieval_ppr_top > 0,
+        use_titles=not untitled,
+        entity_top=UNTITLED_ENTITY_TOP if untitled else 0,
     )
 
 
@@ -49,11 +65,13 @@ def run_multihop(
     ``pool`` is hybrid's candidate pool (``by_id``, ``get_or_add``); ``fill(ids)`` reads vector scores
     and metadata of ``ids`` (None = all) and returns those found in the store.
     """
-    p = params_from_settings(services, ablate)
     t = time.perf_counter()
     graph = graph_index(services.extras, services.store).graph()
+    result.untitled = not titles_usable(graph)
+    p = params_from_settings(services, ablate, result.untitled)
     keys = question_keys(question)
-    signals = Signals(title=set() if "title" in ablate else title_matches(graph, keys))
+    off = "title" in ablate or result.untitled
+    signals = Signals(title=set() if off else title_matches(graph, keys))
     budget = pool.max_nodes
     for cid in sorted(signals.title):
         c = pool.get_or_add(cid, budget - len(pool.by_id))
@@ -68,7 +86,8 @@ def run_multihop(
     first = first_stage([pool.by_id[cid] for cid in found], signals.title, p)
     hop_two(graph, keys, first, p, signals)
     added: list[str] = []
-    for reason, scores in (("bridge", signals.bridge), ("ppr", signals.ppr)):
+    for reason, scores in (("bridge", signals.bridge), ("ppr", signals.ppr),
+                           ("entity", entity_hits(signals, p.entity_top))):
         for cid in sorted(scores, key=lambda k: (-scores[k], k)):
             existing = cid in pool.by_id
             c = pool.get_or_add(cid, budget - len(pool.by_id))
@@ -100,10 +119,11 @@ def run_pair_stage(
     candidates: list[Candidate],
     load_texts: Callable[[list[Candidate]], None],
     ablate: frozenset[str] = frozenset(),
+    untitled: bool = False,
 ) -> None:
     """Choose results 1 and 2 as a pair among the ``NEORAG_RETRIEVAL_PAIR_TOP`` best documents' chunks
     (their texts are loaded for it: one round trip, reused for the answer); IDF from the in-process BM25
-    index when that is the backend, equal word weights otherwise."""
+    index when that is the backend, equal word weights otherwise; ``untitled``: the untitled weights."""
     top = services.settings.retrieval_pair_top
     if "pair" in ablate or top < 2:
         return
@@ -114,7 +134,7 @@ def run_pair_stage(
     idf = None
     if services.settings.retrieval_bm25_backend == "memory":
         idf = lexical_index(services.extras, services.store).current().idf
-    apply_pair(heads, question, idf)
+    apply_pair(heads, question, idf, untitled)
 
 
 def _ms(t: float) -> float:

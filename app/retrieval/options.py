@@ -43,6 +43,7 @@ class RetrievalResult:
     entities: list[dict[str, Any]] = field(default_factory=list)
     empty_graph: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
+    untitled: bool = False  # multi-hop: the corpus has no usable titles (title and bridge signals off)
 
     @property
     def top(self) -> list[Candidate]:

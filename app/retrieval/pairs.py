@@ -9,8 +9,10 @@ a near-copy of the first. Among the ``top`` best candidates (distinct documents)
 where ``s`` is each candidate's reranker logit, ``coverage`` the IDF-weighted share of the question's
 content words found in the two passages together (title + text) and ``gain`` what the pair covers beyond
 its better single passage. The best pair becomes results 1 and 2 (in their own order); the rest keeps the
-reranker's order. Weights: a logistic regression on the same development questions as the reranker
-(``bench/train_reranker.py``); measured in docs/BENCHMARKS.md, "Retrieval quality (issue 17)".
+reranker's order. Weights: a logistic regression on the development questions of issue 17
+(``bench/train_reranker.py``; measured in docs/BENCHMARKS.md, "Retrieval quality (issue 17)"), kept when the
+reranker was refitted on train questions in issue 24 (cross-validation inside the train fit halves chose
+them over a refit); ``PAIR_WEIGHTS_UNTITLED`` (corpora without usable titles) were fitted on train questions.
 Pure functions, no I/O.
 """
 
@@ -26,6 +28,8 @@ from app.retrieval.text import query_terms, tokenize
 PAIR_FEATURES = ("first", "second", "coverage", "gain")
 # fitted by bench/train_reranker.py (order of PAIR_FEATURES); only the ranking of pairs matters, no bias
 PAIR_WEIGHTS = (0.69, 0.84, 4.23, 4.16)
+# on a corpus without usable titles (fitted with rerank_features.WEIGHTS_UNTITLED)
+PAIR_WEIGHTS_UNTITLED = (0.68, 0.86, 0.28, 5.85)
 LOGIT_CAP = 30.0
 
 
@@ -107,11 +111,12 @@ def passage_tokens(c: Candidate) -> set[str]:
 
 
 def apply_pair(heads: list[Candidate], question: str,
-               idf: Callable[[list[str]], list[float]] | None) -> PairChoice | None:
+               idf: Callable[[list[str]], list[float]] | None, untitled: bool = False) -> PairChoice | None:
     """Mark the best pair of ``heads`` (texts loaded) as results 1 and 2: ``pair_rank``, ``pair_with``
-    and the ``pair`` / ``coverage`` features; returns the choice."""
+    and the ``pair`` / ``coverage`` features (``untitled``: PAIR_WEIGHTS_UNTITLED); returns the choice."""
     weights = term_weights(question, idf)
-    choice = choose_pair([logit(c.final) for c in heads], [passage_tokens(c) for c in heads], weights)
+    choice = choose_pair([logit(c.final) for c in heads], [passage_tokens(c) for c in heads], weights,
+                         PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS)
     if choice is None:
         return None
     a, b = heads[choice.first], heads[choice.second]
