@@ -95,8 +95,8 @@ class ChunkMeta(NamedTuple):
     source: str | None
     seq: int | None
     degree: int
-    text: str = ""
-    located: dict[str, Any] | None = None
+    text: str
+    located: dict[str, Any]
 
 
 class LexicalIndex(RefreshingIndex[SparseBM25]):

@@ -193,22 +193,18 @@ def _fill_details(
     meta = _index_meta(services)
     known = [cid for cid in ids if cid in meta]
     unknown = [cid for cid in ids if cid not in meta]
-    vectors = served_vectors(services)
-    local = vectors.scores(known, emb) if vectors is not None and known else {}
-    for cid, value in local.items():
+    vectors = served_vectors(services)  # scores what it holds while fresh; the store scores the rest
+    scores: dict[str, float | None] = dict(vectors.scores(known, emb)) if vectors and known else {}
+    remote = [cid for cid in known if cid not in scores]
+    if remote:
+        for row in services.store.run("retrieval_chunk_scores", {"ids": remote, "embedding": emb}):
+            scores[str(row["id"])] = row.get("score")
+    for cid, value in scores.items():
         c, m = pool.by_id[cid], meta[cid]
         found.add(cid)
         c.title, c.doc_id, c.source, c.seq, c.degree = m.title, m.doc_id, m.source, m.seq, m.degree
-        c.score_raw = value
-    known = [cid for cid in known if cid not in local]
-    if known:
-        for row in services.store.run("retrieval_chunk_scores", {"ids": known, "embedding": emb}):
-            c = pool.by_id[str(row["id"])]
-            m = meta[c.id]
-            found.add(c.id)
-            c.title, c.doc_id, c.source, c.seq, c.degree = m.title, m.doc_id, m.source, m.seq, m.degree
-            if row.get("score") is not None:
-                c.score_raw = float(row["score"])
+        if value is not None:
+            c.score_raw = float(value)
     if unknown:
         for row in services.store.run("retrieval_chunk_details", {"ids": unknown, "embedding": emb}):
             c = pool.by_id[str(row["id"])]
@@ -239,7 +235,7 @@ def _load_texts(services: Services, candidates: list[Candidate]) -> None:
     meta = _index_meta(services, fresh_only=True)
     for c in missing:
         m = meta.get(c.id)
-        if m is not None and m.located is not None:
+        if m is not None:
             c.text, c.located = m.text, m.located
     missing = [c for c in missing if not c.text]
     if not missing:

@@ -48,36 +48,46 @@ class DenseIndex:
     def dimension(self) -> int:
         return int(self.matrix.shape[1]) if self.ids else 0
 
+    def _unit_query(self, embedding: list[float]) -> np.ndarray | None:
+        """``embedding`` as a float32 unit vector (a zero vector stays zero); None when its dimension is not
+        the chunk vectors'."""
+        query = np.asarray(embedding, dtype=np.float32)
+        if query.shape != (self.dimension,):
+            return None
+        norm = float(np.linalg.norm(query))
+        return query / norm if norm > 0 else query
+
     def search(self, embedding: list[float], k: int) -> list[tuple[str, float]]:
         """Top-k (chunk id, (1 + cos) / 2), best first, ties by id (the stores' statement's order)."""
         if not self.ids or k <= 0:
             return []
-        query = np.asarray(embedding, dtype=np.float32)
-        if query.shape != (self.dimension,):
+        query = self._unit_query(embedding)
+        if query is None:
             raise StatementError(
-                f"question vector has {query.size} dimensions, the chunk vectors {self.dimension}")
-        norm = float(np.linalg.norm(query))
-        cosines = self.matrix @ (query / norm if norm > 0 else query)
+                f"question vector has {len(embedding)} dimensions, the chunk vectors {self.dimension}")
+        cosines = self.matrix @ query
         k = min(k, len(self.ids))
         top = np.argpartition(-cosines, k - 1)[:k] if k < len(self.ids) else np.arange(len(self.ids))
-        scores = np.clip((1.0 + cosines[top]) / 2.0, 0.0, 1.0)
-        pairs = zip(scores.tolist(), top.tolist(), strict=True)
+        pairs = zip(unit_scores(cosines[top]), top.tolist(), strict=True)
         return [(self.ids[i], s) for s, i in sorted(pairs, key=lambda p: (-p[0], self.ids[p[1]]))]
 
     def scores(self, ids: list[str], embedding: list[float]) -> dict[str, float]:
         """(1 + cos) / 2 of the given chunks (those this index holds) against ``embedding``: the
         candidates' vector scores without a store round trip."""
         rows = [(cid, self.rows[cid]) for cid in ids if cid in self.rows]
-        query = np.asarray(embedding, dtype=np.float32)
-        if not rows or query.shape != (self.dimension,):
+        query = self._unit_query(embedding)
+        if not rows or query is None:
             return {}
-        norm = float(np.linalg.norm(query))
-        cosines = self.matrix[[r for _, r in rows]] @ (query / norm if norm > 0 else query)
-        values = np.clip((1.0 + cosines) / 2.0, 0.0, 1.0).tolist()
+        values = unit_scores(self.matrix[[r for _, r in rows]] @ query)
         return {cid: value for (cid, _), value in zip(rows, values, strict=True)}
 
     def memory_bytes(self) -> int:
         return int(self.matrix.nbytes)
+
+
+def unit_scores(cosines: np.ndarray) -> list[float]:
+    """Cosines as the stores' vector scores: (1 + cos) / 2, clamped to [0, 1]."""
+    return np.clip((1.0 + cosines) / 2.0, 0.0, 1.0).tolist()  # type: ignore[no-any-return]
 
 
 def unit_rows(vectors: list[list[float]]) -> np.ndarray:
