@@ -20,7 +20,7 @@ from app.retrieval.multihop import (
     title_matches,
     titles_usable,
 )
-from app.retrieval.ppr import BipartiteWalk, personalized_pagerank
+from app.retrieval.ppr import BipartiteWalk, personalized_pagerank, personalized_pagerank_push
 from app.retrieval.rerank_features import (
     BIAS,
     BIAS_UNTITLED,
@@ -66,6 +66,56 @@ def test_ppr_matches_the_closed_form_on_a_tiny_graph() -> None:
     p_c = personalized_pagerank(walk, {0: 1.0}, {}, alpha=a, iterations=200, tol=0.0)
     p_e = a / (1 - (1 - a) ** 2)
     assert p_c[0] == pytest.approx((1 - a) * p_e, rel=1e-4)
+
+
+def _random_walk(chunks: int, entities: int, seed: int) -> BipartiteWalk:
+    rng = np.random.default_rng(seed)
+    pairs = {(int(rng.integers(chunks)), int(rng.integers(entities))) for _ in range(chunks * 4)}
+    return _walk(sorted(pairs), chunks=chunks, entities=entities)
+
+
+def _dense(walk: BipartiteWalk, pushed) -> np.ndarray:  # type: ignore[no-untyped-def]
+    out = np.zeros(walk.chunks)
+    out[pushed.rows] = pushed.scores
+    return out
+
+
+@pytest.mark.parametrize("eps", [1e-4, 1e-6])
+def test_push_ppr_is_within_its_tolerance_of_the_exact_walk(eps: float) -> None:
+    walk = _random_walk(400, 150, seed=7)
+    entity_seeds, chunk_seeds = {3: 1.0, 40: 0.5}, {10: 0.8, 200: 0.2}
+    exact = personalized_pagerank(walk, entity_seeds, chunk_seeds, alpha=0.5, iterations=300, tol=0.0)
+    pushed = personalized_pagerank_push(walk, entity_seeds, chunk_seeds, alpha=0.5, eps=eps)
+    error = np.abs(_dense(walk, pushed) - exact)
+    assert np.all(error <= eps * np.maximum(walk.chunk_degree, 1) + 1e-7)
+    assert pushed.pushes > 0 and np.all(pushed.scores > 0)
+    top = set(np.argsort(-exact)[:10].tolist())
+    assert top == set(np.argsort(-_dense(walk, pushed))[:10].tolist())
+
+
+def test_push_ppr_stays_in_the_seeds_neighbourhood() -> None:
+    # the same component beside a large unrelated one: the walk never enters it and does the same work
+    small = [(0, 0), (1, 0), (1, 1), (2, 1), (3, 2)]
+    big = [(4 + i, 3 + i // 3) for i in range(3000)]
+    alone = personalized_pagerank_push(_walk(small, 4, 3), {0: 1.0}, {}, eps=1e-6)
+    beside = personalized_pagerank_push(_walk(small + big, 3004, 1003), {0: 1.0}, {}, eps=1e-6)
+    assert beside.rows.tolist() == alone.rows.tolist() == [0, 1, 2]  # chunk 3 is not reachable from e0
+    assert beside.pushes == alone.pushes
+    assert np.allclose(beside.scores, alone.scores)
+    coarse = personalized_pagerank_push(_walk(small, 4, 3), {0: 1.0}, {}, eps=1e-2)
+    assert coarse.pushes < alone.pushes
+
+
+def test_push_ppr_matches_the_closed_form_and_refuses_bad_parameters() -> None:
+    walk = _walk([(0, 0)], chunks=1, entities=1)
+    a = 0.3
+    pushed = personalized_pagerank_push(walk, {0: 1.0}, {}, alpha=a, eps=1e-10, max_rounds=500)
+    assert pushed.scores[0] == pytest.approx((1 - a) * a / (1 - (1 - a) ** 2), rel=1e-6)
+    empty = personalized_pagerank_push(walk, {}, {0: 0.0})
+    assert empty.rows.size == 0 and empty.pushes == 0
+    for bad in ({"alpha": 0.0}, {"alpha": 1.5}, {"eps": 0.0}):
+        with pytest.raises(ValueError):
+            personalized_pagerank_push(walk, {0: 1.0}, {}, **bad)  # type: ignore[arg-type]
 
 
 def test_title_keys_and_matcher_find_capitalised_titles_only() -> None:
@@ -216,7 +266,11 @@ def test_ppr_top_zero_switches_the_walk_off_and_ablations_switch_signals_off() -
     from app.retrieval.multihop_stage import params_from_settings
 
     on = params_from_settings(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
-    assert on.use_ppr and on.bridge_n == 5
+    assert on.use_ppr and on.bridge_n == 5 and on.ppr_eps == 1e-5
+    fine = params_from_settings(SimpleNamespace(settings=Settings(retrieval_ppr_eps=1e-7)))  # type: ignore[arg-type]
+    assert fine.ppr_eps == 1e-7
+    with pytest.raises(ValueError):
+        Settings(retrieval_ppr_eps=0)
     off = params_from_settings(SimpleNamespace(settings=Settings(retrieval_ppr_top=0)))  # type: ignore[arg-type]
     assert not off.use_ppr
     ablated = params_from_settings(SimpleNamespace(settings=Settings()),  # type: ignore[arg-type]

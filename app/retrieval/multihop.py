@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.retrieval.graph_index import EntityGraph
-from app.retrieval.ppr import personalized_pagerank
+from app.retrieval.ppr import PushScores, personalized_pagerank_push
 from app.retrieval.scoring import Candidate
 
 
@@ -39,6 +39,7 @@ class MultihopParams:
     ppr_alpha: float = 0.5
     ppr_top: int = 10
     ppr_seed_chunks: float = 1.0
+    ppr_eps: float = 1e-5  # push tolerance (app.retrieval.ppr.personalized_pagerank_push)
     max_freq: int = 60
     first_bm25: float = 0.4
     first_title: float = 0.3
@@ -72,7 +73,7 @@ class Signals:
     ppr: dict[str, float] = field(default_factory=dict)
     overlap: dict[str, float] = field(default_factory=dict)
     entities: list[int] = field(default_factory=list)
-    ppr_scores: np.ndarray | None = None  # every chunk row, divided by the peak
+    ppr_scores: np.ndarray | None = None  # every chunk row, divided by the peak (0: not reached)
 
 
 def question_entities(graph: EntityGraph, keys: list[str], max_freq: int) -> list[int]:
@@ -127,16 +128,16 @@ def hop_two(graph: EntityGraph, keys: list[str], first: dict[str, float], p: Mul
     signals.entities = cols
     entity_seeds = {j: 1.0 / math.log1p(float(graph.freq[j])) for j in cols}
     chunk_seeds = {graph.row[cid]: p.ppr_seed_chunks * max(first[cid], 0.0) / best for cid in top}
-    scores = (personalized_pagerank(graph.walk, entity_seeds, chunk_seeds, p.ppr_alpha) if p.use_ppr
-              else np.zeros(0, dtype=np.float32))
-    peak = float(scores.max()) if scores.size else 0.0
+    pushed = (personalized_pagerank_push(graph.walk, entity_seeds, chunk_seeds, p.ppr_alpha, p.ppr_eps)
+              if p.use_ppr else PushScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)))
+    peak = float(pushed.scores.max()) if pushed.scores.size else 0.0
     if peak > 0:
-        k = min(len(scores), max(p.ppr_top, 1))
-        head = np.argpartition(-scores, k - 1)[:k]
-        for r in head:
-            if scores[r] > 0:
-                signals.ppr[graph.ids[int(r)]] = float(scores[r]) / peak
-        signals.ppr_scores = scores / peak
+        normalised = pushed.scores / peak
+        signals.ppr_scores = np.zeros(graph.walk.chunks, dtype=np.float32)
+        signals.ppr_scores[pushed.rows] = normalised
+        k = min(len(pushed.rows), max(p.ppr_top, 1))
+        for at in np.argpartition(-normalised, k - 1)[:k].tolist():
+            signals.ppr[graph.ids[int(pushed.rows[at])]] = float(normalised[at])
     if cols:
         weights = np.array([entity_seeds[j] for j in cols], dtype=np.float32)
         overlap = np.asarray(graph.by_entity[:, cols] @ weights).ravel()

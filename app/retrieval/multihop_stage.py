@@ -44,6 +44,7 @@ def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(
     return MultihopParams(
         bridge_n=0 if "bridge" in ablate else s.retrieval_bridge_n,
         ppr_alpha=s.retrieval_ppr_alpha,
+        ppr_eps=s.retrieval_ppr_eps,
         ppr_top=s.retrieval_ppr_top,
         max_freq=s.retrieval_entity_max_freq,
         use_ppr="ppr" not in ablate and s.retrieval_ppr_top > 0,
