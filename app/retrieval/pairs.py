@@ -9,10 +9,11 @@ a near-copy of the first. Among the ``top`` best candidates (distinct documents)
 where ``s`` is each candidate's reranker logit, ``coverage`` the IDF-weighted share of the question's
 content words found in the two passages together (title + text) and ``gain`` what the pair covers beyond
 its better single passage. The best pair becomes results 1 and 2 (in their own order); the rest keeps the
-reranker's order. Weights: a logistic regression on the development questions of issue 17
-(``bench/train_reranker.py``; measured in docs/BENCHMARKS.md, "Retrieval quality (issue 17)"), kept when the
-reranker was refitted on train questions in issue 24 (cross-validation inside the train fit halves chose
-them over a refit); ``PAIR_WEIGHTS_UNTITLED`` (corpora without usable titles) were fitted on train questions.
+reranker's order. Weights: a logistic regression on train questions only (issue 24: the fit halves of the
+2WikiMultihopQA, HotpotQA and MuSiQue train pools, under the train-fitted reranker ``WEIGHTS``;
+``bench/train_reranker.py``, measured in docs/BENCHMARKS.md, "Issue 24, step 3"); they replace issue 17's
+weights, which were fitted on HotpotQA dev questions. ``PAIR_WEIGHTS_UNTITLED`` (corpora without usable
+titles) were fitted on the same train pools with ids for titles, under ``WEIGHTS_UNTITLED``.
 Pure functions, no I/O.
 """
 
@@ -26,8 +27,9 @@ from app.retrieval.scoring import Candidate
 from app.retrieval.text import query_terms, tokenize
 
 PAIR_FEATURES = ("first", "second", "coverage", "gain")
-# fitted by bench/train_reranker.py (order of PAIR_FEATURES); only the ranking of pairs matters, no bias
-PAIR_WEIGHTS = (0.69, 0.84, 4.23, 4.16)
+# fitted by bench/train_reranker.py on train questions ("pooled, fitted pairs", with rerank_features.WEIGHTS;
+# order of PAIR_FEATURES); only the ranking of pairs matters, no bias
+PAIR_WEIGHTS = (0.35, 0.68, 0.93, 2.57)
 # on a corpus without usable titles (fitted with rerank_features.WEIGHTS_UNTITLED)
 PAIR_WEIGHTS_UNTITLED = (0.68, 0.86, 0.28, 5.85)
 LOGIT_CAP = 30.0
