@@ -4,7 +4,8 @@ Generates RoG-shaped samples (Freebase-style relations, names and MIDs, overlapp
 some duplicate triples), writes them in the seed's layout ``{base}/{dataset}/subgraphs/{id}.json``,
 loads them into a fresh store (``--backend embedded``: FalkorDB, ``neo4j``: a local Neo4j started with
 ``neorag neo4j``'s machinery) with ``ingest.kg.load_path`` (triples/s, store size per
-million triples), then serves NeoRAG (uvicorn subprocess) and the reference server
+million triples; Neo4j's store files once more after the stop, ``--store-files`` lists them), then
+serves NeoRAG (uvicorn subprocess) and the reference server
 (bench/kg_reference_server.py, uvicorn subprocess) on 127.0.0.1 and drives both, in the same run,
 with the same batches of mixed actions from a concurrent httpx client. Answers are cross-checked.
 
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from app.core.config import Settings  # noqa: E402
 from app.store.embedded import free_port  # noqa: E402
 from app.store.neo4j_server import Neo4jServer  # noqa: E402
-from bench.backends import BACKENDS, bench_store  # noqa: E402
+from bench.backends import BACKENDS, bench_store, store_files  # noqa: E402
 from ingest.kg.bulk_load import BulkResult, bulk_load_path  # noqa: E402
 from ingest.kg.loader import load_path  # noqa: E402
 
@@ -152,6 +153,17 @@ def strip_times(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in a.items() if k not in ("query_time", "error")} for a in answers]
 
 
+def print_store_files(files: dict[str, int], triples: int, each: bool) -> None:
+    """Neo4j's store files after the stop (every page flushed), per million triples (MiB, as the other
+    sizes); ``each``: one line per file over 0.1 MiB too."""
+    per_m = 1e6 / triples / 2**20
+    print(f"store files after the stop per million triples: {sum(files.values()) * per_m:,.0f} MB")
+    if each:
+        for name, size in files.items():
+            if size > 0.1 * 2**20:
+                print(f"  {name}: {size / 2**20:,.2f} MiB ({size * per_m:,.1f} MB per million triples)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -170,6 +182,8 @@ def main() -> None:
     parser.add_argument("--neo4j-pagecache", default=None, help="default: NEORAG_NEO4J_PAGECACHE")
     parser.add_argument("--bulk", action="store_true",
                         help="Neo4j: load with the bulk importer (kg load --bulk)")
+    parser.add_argument("--store-files", action="store_true",
+                        help="Neo4j: also list each store file over 0.1 MiB (after the stop)")
     parser.add_argument("--sample-edges", choices=("auto", "on", "off"), default="auto",
                         help="online load: per-sample KG_FACT edges (auto: the store's default, "
                              "Capabilities.browsable_kg_samples)")
@@ -195,6 +209,7 @@ def main() -> None:
     bench = bench_store(args.backend, work / "store", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache,
                         falkor_args=args.falkor_args, before_start=bulk_import if args.bulk else None)
     bs = bench.__enter__()
+    loaded = 0
     try:
         if bulk:
             done = bulk[0]
@@ -268,6 +283,8 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
         bench.__exit__(None, None, None)
+        if args.backend == "neo4j" and loaded:
+            print_store_files(store_files(bs), loaded, args.store_files)
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
 

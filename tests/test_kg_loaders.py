@@ -125,6 +125,8 @@ def test_whole_graph_edges_join_the_right_entities_when_old_and_new_mix_in_one_b
     expected = {t: 1 for t in first + second}
     expected[first[0]] = 2
     assert {(h, r, t): n for h, r, t, n in rows} == expected and len(rows) == len(expected)
+    props = q(store, "MATCH ()-[r:KG_REL]->() RETURN DISTINCT keys(r) AS k")  # no redundant r.dataset
+    assert {tuple(sorted(row["k"])) for row in props} == {("relation", "samples")}
     names = [tuple(r.values()) for r in q(store, "MATCH (e:KGEntity) RETURN e.key, e.lkey, e.name")]
     assert len(names) == len({x for t in expected for x in (t[0], t[2])})
     assert all(k == f"d/{n}" and lk == f"d/{n.lower()}" for k, lk, n in names)

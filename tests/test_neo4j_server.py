@@ -130,6 +130,7 @@ def test_config_bounds_transaction_logs_and_the_bolt_shutdown_wait(tmp_path: Pat
     assert "db.tx_log.rotation.retention_policy=128M size" in text  # not Neo4j's "2 days" of logs
     assert "db.tx_log.rotation.size=64M" in text and "db.checkpoint.interval.tx=200" in text
     assert "internal.server.bolt.thread_pool_shutdown_wait_time=1s" in text
+    assert "db.store.files.preallocate=false" in text  # store files hold data, not 32 MiB reservations
 
 
 def test_start_maps_the_archive_of_its_own_java_only(tmp_path: Path) -> None:

@@ -202,6 +202,10 @@ class Neo4jServer:
             "db.tx_log.rotation.retention_policy=128M size",
             "db.checkpoint.interval.tx=200",
             "db.checkpoint.interval.time=5m",
+            # Store files grow with their data, not ahead of it: Neo4j's default fallocates a store file
+            # 32 MiB (and ~10% of its size) at a time, which left a 3M-triple KG load ~16% of its store
+            # files unused (docs/BENCHMARKS.md, issue 23, "Fourth session").
+            "db.store.files.preallocate=false",
             # A stopping Bolt server waits this long for its worker threads (default 5 s of every stop; an
             # internal setting of 5.26).
             "internal.server.bolt.thread_pool_shutdown_wait_time=1s",

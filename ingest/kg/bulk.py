@@ -37,7 +37,7 @@ FILES: dict[str, tuple[str, str, str]] = {
                 "q_entity:string[],a_entity:string[],n_triples:long,relations:string[],facts_buckets:long,"
                 "split"),
     "facts": ("nodes", "KGFacts", "key,sample,facts"),
-    "rels": ("relationships", "KG_REL", ":START_ID(E),:END_ID(E),relation,dataset,samples:long"),
+    "rels": ("relationships", "KG_REL", ":START_ID(E),:END_ID(E),relation,samples:long"),
     "fact_edges": ("relationships", "KG_FACT", ":START_ID(E),:END_ID(E),relation,sample"),
     "topics": ("relationships", "KG_TOPIC", ":START_ID(S),:END_ID(E)"),
     "answers": ("relationships", "KG_ANSWER", ":START_ID(S),:END_ID(E)"),
@@ -195,11 +195,11 @@ class BulkWriter:
 
     def finish(self) -> BulkReport:
         """Write the whole-graph edges and the sample links, close the files; the report."""
-        ids, rel_q, ds = self.ids, self.rel_q, self.qdataset
+        ids, rel_q = self.ids, self.rel_q
         out = self.out["rels"]
         batch: list[str] = []
         for (h, r, t), n in self.counts.items():
-            batch.append(f"{ids[h]},{ids[t]},{rel_q[r]},{ds},{n}\n")
+            batch.append(f"{ids[h]},{ids[t]},{rel_q[r]},{n}\n")
             if len(batch) >= 50_000:
                 out.write("".join(batch))
                 batch = []

@@ -76,4 +76,4 @@ def edge_batches(dataset: str, counts: Counter[Triple]) -> Iterable[dict[str, An
             hi = pos.setdefault(h, len(pos))
             ti = pos.setdefault(t, len(pos))
             rows.append({"h": hi, "r": r, "t": ti, "n": n})
-        yield {"ents": [entity_key(dataset, name) for name in pos], "rows": rows, "dataset": dataset}
+        yield {"ents": [entity_key(dataset, name) for name in pos], "rows": rows}
