@@ -164,6 +164,12 @@ def print_store_files(files: dict[str, int], triples: int, each: bool) -> None:
                 print(f"  {name}: {size / 2**20:,.2f} MiB ({size * per_m:,.1f} MB per million triples)")
 
 
+def cpu_ms(pid: int) -> float:
+    """User + system CPU milliseconds of a process so far (its threads included; /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,11 +262,17 @@ def main() -> None:
 
         print("\n| batch | NeoRAG actions/s (cold cache) | NeoRAG actions/s | reference actions/s | ratio | "
               "NeoRAG p50 / p95 ms | reference p50 / p95 ms |\n|---|---|---|---|---|---|---|")
+        cold_cpu: list[str] = []
         for size in (int(s) for s in args.batch_sizes.split(",")):
             n = args.actions if size > 1 else min(args.actions, 4000)
             items = make_workload(samples, n, seed=100 + size)
             batches = [items[i:i + size] for i in range(0, len(items), size)]
+            before = cpu_ms(procs[0].pid), cpu_ms(bs.pid), cpu_ms(os.getpid())
             cold = asyncio.run(drive(neo_url, batches, args.concurrency))  # first pass fills NeoRAG's cache
+            spent = [(cpu_ms(pid) - b) / n for pid, b in zip((procs[0].pid, bs.pid, os.getpid()), before,
+                                                             strict=True)]
+            cold_cpu.append(f"batch {size}: NeoRAG server {spent[0]:.3f}, store {spent[1]:.3f}, "
+                            f"bench client {spent[2]:.3f} CPU ms per action")
             asyncio.run(drive(ref_url, batches, args.concurrency))  # and warms the reference the same way
             runs: dict[str, list[dict[str, float]]] = {"neo": [], "ref": []}
             for _ in range(args.rounds):  # alternate, keep each side's best round (shared, noisy machine)
@@ -272,6 +284,7 @@ def main() -> None:
                   f"{ref['actions_per_s']:,.0f} | {neo['actions_per_s'] / ref['actions_per_s']:.2f}x | "
                   f"{neo['p50_ms']:.1f} / {neo['p95_ms']:.1f} | {ref['p50_ms']:.1f} / {ref['p95_ms']:.1f} |",
                   flush=True)
+        print("\ncold pass, CPU per action (/proc utime + stime): " + "; ".join(cold_cpu))
         load_avg = os.getloadavg()
         print(f"\nmachine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
               f"load average at the end {load_avg[0]:.1f}")
