@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -137,6 +139,24 @@ def test_load_path_on_pathquestion_reports_progress(store: GraphStore) -> None:
     rep = load_path(store, PQ / "PQ-3H.txt", "pq3h", progress=lambda s, t: seen.append((s, t)))
     assert rep.samples_loaded == 300 and rep.triples > 0 and rep.triples_per_s > 0
     assert seen[-1] == (300, rep.triples) and len(seen) >= 2
+
+
+def test_a_load_keeps_what_it_has_built_out_of_the_collectors_passes(store: GraphStore) -> None:
+    """The loader's growing structures (entities, edges written) are frozen from the start and at each chunk
+    (app.core.gc_freeze); else every full collection walked them and a triple cost more as the graph grew."""
+    frozen_at_record: list[int] = []
+
+    def records() -> Iterator[KGRecord]:
+        for i in range(450):  # three chunks of at most 200 samples
+            frozen_at_record.append(gc.get_freeze_count())
+            yield KGRecord(f"s{i}", [(f"e{i}", "r", f"e{i + 1}"), (f"e{i}", "q", "hub")])
+
+    before = gc.get_freeze_count()
+    report = load_records(store, "d", records())
+    assert report.samples_loaded == 450 and report.triples == 900
+    assert all(n > before for n in frozen_at_record)
+    assert frozen_at_record[-1] > frozen_at_record[0]  # each chunk boundary froze what exists by then
+    assert gc.get_freeze_count() == before
 
 
 def test_in_process_api_sample_scope_vs_whole_graph(store: GraphStore) -> None:

@@ -16,11 +16,13 @@ element holding U+001F) are returned as ``fixups`` for Cypher to set after the i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
+from app.core.gc_freeze import frozen_heap
 from app.kg.facts import encode_facts
 from app.kg.keys import entity_key, entity_lkey, sample_key
 from ingest.kg.records import KGRecord, Triple
@@ -130,6 +132,19 @@ class BulkWriter:
         self.counts.update(distinct)
         self._sample(sid, key, qkey, record, distinct, buckets)
         self.links.append((sid, list(dict.fromkeys(record.q_entity)), list(dict.fromkeys(record.a_entity))))
+
+    def write_all(self, records: Iterable[KGRecord]) -> BulkReport:
+        """:meth:`add` every record, then :meth:`finish`; the files are closed on a failure. The collector
+        never walks what the writer keeps (:func:`app.core.gc_freeze.frozen_heap`)."""
+        try:
+            with frozen_heap() as heap:
+                for record in records:
+                    self.add(record)
+                    heap.step()
+                return self.finish()
+        except BaseException:
+            self.close()
+            raise
 
     def _problem(self, key: str, record: KGRecord, distinct: list[Triple]) -> str | None:
         """Why the import cannot take this sample, or None (a C-speed length scan; details only when

@@ -68,13 +68,7 @@ def bulk_load_path(server: Neo4jServer, settings: Settings, path: Path, dataset:
         else:
             records = read_records(Path(path), dataset, split=split, kb=kb, hops=hops,
                                    on_bad=writer.report.reject)
-        try:
-            for record in records:
-                writer.add(record)
-        except BaseException:
-            writer.close()
-            raise
-        report = writer.finish()
+        report = writer.write_all(records)
         csv_done = time.perf_counter()
         kept = run_import(server, database, writer.tool_args(), Path(tmp), force)
         import_done = time.perf_counter()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.gc_freeze import frozen_heap
 from app.kg.browse import WRITE_ROWS, sample_edge_batches
 from app.kg.facts import encode_facts, outgoing
 from app.kg.keys import entity_key, sample_key
@@ -153,23 +154,25 @@ def load_records(store: GraphStore, dataset: str, records: Iterable[KGRecord], r
     graph = LoadedGraph(dataset, sample_edges=sample_edges)
     seen: set[str] = set()
     try:
-        chunk: list[KGRecord] = []
-        size = 0
-        for record in records:
-            if record.sample_id in seen:
-                report.samples_skipped += 1
-                continue
-            seen.add(record.sample_id)
-            chunk.append(record)
-            size += len(record.triples)
-            if size >= CHUNK_TRIPLES or len(chunk) >= CHUNK_SAMPLES:
+        with frozen_heap() as heap:  # the collector never walks what the load keeps (graph, seen)
+            chunk: list[KGRecord] = []
+            size = 0
+            for record in records:
+                if record.sample_id in seen:
+                    report.samples_skipped += 1
+                    continue
+                seen.add(record.sample_id)
+                chunk.append(record)
+                size += len(record.triples)
+                if size >= CHUNK_TRIPLES or len(chunk) >= CHUNK_SAMPLES:
+                    _load_chunk(store, writer, graph, chunk, replace, split, report)
+                    chunk, size = [], 0
+                    heap.step()
+                    if progress:
+                        progress(report.samples_loaded + report.samples_replaced, report.triples)
+            if chunk:
                 _load_chunk(store, writer, graph, chunk, replace, split, report)
-                chunk, size = [], 0
-                if progress:
-                    progress(report.samples_loaded + report.samples_replaced, report.triples)
-        if chunk:
-            _load_chunk(store, writer, graph, chunk, replace, split, report)
-        writer.drain()
+            writer.drain()
     finally:
         writer.close()
     report.seconds = time.perf_counter() - started
