@@ -240,8 +240,9 @@ class Settings(BaseSettings):
         0.5, gt=0, le=1, description="multihop: Personalized PageRank restart probability.")
     retrieval_ppr_top: int = Field(
         10, ge=0, description="multihop: chunks the PageRank walk adds to the candidates (0 = no walk).")
-    retrieval_ppr_eps: float = Field(1e-5, gt=0, lt=1, description="multihop: PageRank push tolerance (a chunk "
-                                     "score is within eps x its entity count; smaller = more exact, slower).")
+    retrieval_ppr_eps: float = Field(
+        1e-5, gt=0, lt=1, description="multihop: PageRank push tolerance (a chunk score is within eps x its "
+        "entity count; smaller = more exact, slower).")
     retrieval_pair_top: int = Field(
         8, ge=0, description="multihop: best documents among which results 1 and 2 are chosen as a pair "
         "(question-word coverage of the two together; 0 or 1 = off).")
