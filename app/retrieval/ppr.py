@@ -59,6 +59,23 @@ class BipartiteWalk:
         return np.diff(self.to_entities.indptr)
 
 
+def _restart(walk: BipartiteWalk, entity_seeds: dict[int, float], chunk_seeds: dict[int, float], alpha: float,
+             dtype: type) -> tuple[np.ndarray, np.ndarray] | None:
+    """The restart distribution over (entities, chunks), normalised to sum 1; None without positive seeds."""
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError("alpha must be in (0, 1]")
+    restart_e: np.ndarray = np.zeros(walk.entities, dtype=dtype)
+    restart_c: np.ndarray = np.zeros(walk.chunks, dtype=dtype)
+    for j, w in entity_seeds.items():
+        restart_e[j] += max(0.0, float(w))
+    for i, w in chunk_seeds.items():
+        restart_c[i] += max(0.0, float(w))
+    total = float(restart_e.sum() + restart_c.sum())
+    if total <= 0.0:
+        return None
+    return restart_e / total, restart_c / total
+
+
 def personalized_pagerank(
     walk: BipartiteWalk,
     entity_seeds: dict[int, float],
@@ -75,19 +92,10 @@ def personalized_pagerank(
     HotpotQA's 5.7k-chunk graph, at a seventh of the time). Mass that
     reaches a node without edges is dropped (scores are only compared with each other).
     """
-    if not 0.0 < alpha <= 1.0:
-        raise ValueError("alpha must be in (0, 1]")
-    restart_e = np.zeros(walk.entities, dtype=np.float32)
-    restart_c = np.zeros(walk.chunks, dtype=np.float32)
-    for j, w in entity_seeds.items():
-        restart_e[j] += max(0.0, float(w))
-    for i, w in chunk_seeds.items():
-        restart_c[i] += max(0.0, float(w))
-    total = float(restart_e.sum() + restart_c.sum())
-    if total <= 0.0:
+    restart = _restart(walk, entity_seeds, chunk_seeds, alpha, np.float32)
+    if restart is None:
         return np.zeros(walk.chunks, dtype=np.float32)
-    restart_e /= total
-    restart_c /= total
+    restart_e, restart_c = restart
     p_e, p_c = restart_e.copy(), restart_c.copy()
     for _ in range(iterations):
         new_e = alpha * restart_e + (1.0 - alpha) * (walk.to_entities @ p_c)
@@ -136,22 +144,13 @@ def personalized_pagerank_push(
     above its threshold, every chunk's score is within ``eps * degree`` of the exact stationary value (the
     restart distribution sums to 1), and the pushes done are at most ``1 / (alpha * eps)`` edge visits.
     """
-    if not 0.0 < alpha <= 1.0:
-        raise ValueError("alpha must be in (0, 1]")
     if eps <= 0.0:
         raise ValueError("eps must be positive")
-    n_c, n_e = walk.chunks, walk.entities
-    r_c = np.zeros(n_c)
-    r_e = np.zeros(n_e)
-    for i, w in chunk_seeds.items():
-        r_c[i] += max(0.0, float(w))
-    for j, w in entity_seeds.items():
-        r_e[j] += max(0.0, float(w))
-    total = float(r_c.sum() + r_e.sum())
-    if total <= 0.0:
+    restart = _restart(walk, entity_seeds, chunk_seeds, alpha, np.float64)
+    if restart is None:
         return PushScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
-    r_c /= total
-    r_e /= total
+    r_e, r_c = restart  # the residuals start as the restart distribution
+    n_c = walk.chunks
     deg_c = np.maximum(walk.chunk_degree, 1).astype(np.float64)
     deg_e = np.maximum(walk.entity_degree, 1).astype(np.float64)
     c_ptr, c_idx = walk.to_chunks.indptr, walk.to_chunks.indices  # chunk -> its entities
