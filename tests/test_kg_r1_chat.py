@@ -15,6 +15,7 @@ from app.core.errors import ConfigError
 from app.kg.cache import KGCache
 from app.kg.chat import run_chat
 from app.kg.facts import FactsExtra, decode_facts, encode_facts, outgoing, resolve_facts, resolve_union
+from app.kg.keys import facts_bucket, facts_key
 from app.kg.service import OFFLINE, NeedsStore, run_actions
 from app.store.base import GraphStore
 from ingest.kg.loader import load_path
@@ -183,19 +184,26 @@ def _raises(cache: KGCache) -> BaseException:
 def test_union_decodes_only_the_lines_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     triples = [(f"Entity {i}", "r.s.t", f"Entity {i + 1}") for i in range(120)]
     triples += [("Paris", "r.s.t", "France"), ("paris", "r.s.t", "Texas"), ("PARIS ", "r.s.u", "X")]
-    _, rows = encode_facts("d/s", sorted(triples))
-    text = rows[0]["facts"]
+    buckets, rows = encode_facts("d/s", sorted(triples))
+    texts = {r["key"]: r["facts"] for r in rows}
+
+    def bucket(name: str) -> str:  # the bucket text a reader fetches for ``name``
+        return texts[facts_key("d/s", facts_bucket(name, buckets))]
+
     decoded: list[str] = []
     real = json.loads
     monkeypatch.setattr("app.kg.facts.json.loads", lambda s: decoded.append(s) or real(s))
-    alone = resolve_union(text, "Entity 7")
+    alone = resolve_union(bucket("Entity 7"), "Entity 7")
     assert alone is not None and alone.relations("both") == ["r.s.t"] and len(decoded) == 1
     decoded.clear()
+    text = bucket("Paris")  # the exact and the case-insensitive forms share a bucket
     union = resolve_union(text, "Paris")  # exact match: its line, then its two variants' lines
     assert union is not None and union.entities("out", "r.s.t") == ["France", "Texas"]
     assert union.relations("out") == ["r.s.t", "r.s.u"] and len(decoded) == 3
     decoded.clear()
-    assert resolve_union(text, "pArIs") is not None and len(decoded) > 100  # no exact match: the bucket
+    lines = text.count("\n") + 1
+    assert lines > 3  # the bucket holds other entities too
+    assert resolve_union(text, "pArIs") is not None and len(decoded) == lines  # no exact match: every line
 
 
 def test_line_objects_isolated_hidden_and_repeated_names() -> None:
