@@ -7,7 +7,8 @@ import zlib
 # Distinct triples per KGFacts bucket (a bucket holds each of its entities' triples in both directions).
 # A cold KG action reads one whole bucket: 32 instead of 128 made cold actions 17-30 % faster on Neo4j and
 # 1.0-2.3x on the embedded store (1.4x at batch 256), for ~2 % more store files (docs/BENCHMARKS.md,
-# issue 23, fourth session). The count is stored per sample (KGSample.facts_buckets), so graphs loaded before stay readable.
+# issue 23, fourth session). The count is stored per sample (KGSample.facts_buckets), so graphs loaded
+# before stay readable.
 FACTS_BUCKET_TRIPLES = 32
 
 
