@@ -41,16 +41,13 @@ class Int8Codes:
     def nbytes(self) -> int:
         return int(self.codes.nbytes + self.scale.nbytes)
 
-    def top_rows(self, query: np.ndarray, k: int) -> np.ndarray:
+    def top_rows(self, query: np.ndarray, k: int) -> np.ndarray | None:
         """Rows of the ``max(OVERSAMPLE * k, MIN_HEAD)`` best approximate cosines with a unit ``query``
-        (unordered); every row when that is all of them."""
+        (unordered); None when that would be every row, or the query is zero and ranks nothing."""
         head = max(OVERSAMPLE * k, MIN_HEAD)
-        rows = len(self.scale)
-        if head >= rows:
-            return np.arange(rows)
         peak = float(np.abs(query).max())
-        if peak == 0.0:
-            return np.arange(rows)
+        if head >= len(self.scale) or peak == 0.0:
+            return None
         q = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
         dots = np.asarray(simsimd.cdist(q[None, :], self.codes, metric="dot", threads=1)).ravel()
         approx = dots * self.scale  # the query's own scale is the same for every row: it cannot reorder

@@ -71,11 +71,11 @@ class DenseIndex:
         if query is None:
             raise StatementError(
                 f"question vector has {len(embedding)} dimensions, the chunk vectors {self.dimension}")
-        rows = self.codes.top_rows(query, k) if self.codes is not None else np.arange(len(self.ids))
-        cosines = self.matrix[rows] @ query if self.codes is not None else self.matrix @ query
-        k = min(k, len(rows))
-        top = np.argpartition(-cosines, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
-        pairs = zip(unit_scores(cosines[top]), rows[top].tolist(), strict=True)
+        rows = self.codes.top_rows(query, k) if self.codes is not None else None  # None: every row
+        cosines = self.matrix @ query if rows is None else self.matrix[rows] @ query
+        k = min(k, len(cosines))
+        top = np.argpartition(-cosines, k - 1)[:k] if k < len(cosines) else np.arange(len(cosines))
+        pairs = zip(unit_scores(cosines[top]), (top if rows is None else rows[top]).tolist(), strict=True)
         return [(self.ids[i], s) for s, i in sorted(pairs, key=lambda p: (-p[0], self.ids[p[1]]))]
 
     def scores(self, ids: list[str], embedding: list[float]) -> dict[str, float]:
