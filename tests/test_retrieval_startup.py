@@ -56,6 +56,20 @@ def test_query_batcher_batches_concurrent_texts(embedder: Embedder) -> None:
     assert again.done() and again.result() == vecs[0] and batcher.batches == 1
 
 
+def test_query_batcher_reports_its_start_up_work_until_done(embedder: Embedder) -> None:
+    """``warming`` stays true until the encoder is chosen and every warm-up length encoded (a benchmark
+    waits for it: that work takes CPU from requests)."""
+    batcher = QueryBatcher(embedder, threads=1, window_ms=0.0, warm_words=3)
+    try:
+        deadline = time.monotonic() + 60
+        while (stats := batcher.stats())["warming"]:
+            assert time.monotonic() < deadline, "the batcher never finished its start-up work"
+            time.sleep(0.02)
+        assert stats["warmed_lengths"] == 3 and stats["encoder"]["ready"] is True
+    finally:
+        batcher.close()
+
+
 def test_query_batcher_from_many_threads(embedder: Embedder) -> None:
     batcher = QueryBatcher(embedder, threads=1, window_ms=0.0)
     embedder.clear_cache()

@@ -242,8 +242,10 @@ class QueryBatcher:
         return fut
 
     def stats(self) -> dict[str, Any]:
+        encoder = self.selection.info()
         return {"threads": self.threads, "window_ms": self.window_s * 1000, "batches": self.batches,
-                "texts": self.texts, "warmed_lengths": self.warmed, "encoder": self.selection.info()}
+                "texts": self.texts, "warmed_lengths": self.warmed,
+                "warming": bool(self._warm) or not encoder.get("ready", True), "encoder": encoder}
 
     def clear_cache(self) -> None:
         """Forget the vectors of the fast encoder."""
