@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,34 @@ def test_batch_uses_a_bounded_number_of_round_trips(client: TestClient) -> None:
     answers = post(client, more)
     assert store.round_trips - before <= 2  # generations; the new names' buckets only (kg_facts_by_key)
     assert sum(a["total_results"] > 0 for a in answers) == len(more)
+
+
+def test_concurrent_cold_batches_combine_their_reads_and_answer_right(client: TestClient) -> None:
+    """Many one-action batches at once on a cold cache (a fresh app on the same graph): every sample read
+    goes through app.kg.combine, reads that overlap share a statement, and each batch gets its own answer."""
+    from app.kg.combine import combining
+
+    qs = questions("PQ-2H.txt")[:24]
+    settings = client.app.state.services.settings  # type: ignore[attr-defined]
+    with app_client(settings) as fresh:
+        answers: dict[str, Any] = {}
+
+        def ask(sid: str, path: list[tuple[str, str, str]]) -> None:
+            head, relation, _ = path[0]
+            item = act("get_tail_entities", head, sid, "pq2h", relation)
+            answers[sid] = fresh.post("/retrieve", json=[item])
+
+        workers = [threading.Thread(target=ask, args=(sid, path)) for sid, path, _ in qs]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        for sid, path, _ in qs:
+            assert answers[sid].status_code == 200, answers[sid].text
+            assert path[0][2] in answers[sid].json()[0]["results"][0]["tail_entities"], sid
+        store = fresh.app.state.services.store  # type: ignore[attr-defined]
+        stats = combining(store).stats()["kg_sample_lookup_with_facts"]  # type: ignore[attr-defined]
+        assert stats["reads"] == len(qs) and 1 <= stats["round_trips"] <= len(qs)
 
 
 def test_batch_over_the_limit_is_422(backend: Backend) -> None:

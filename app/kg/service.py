@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from app.kg.actions import Action, parse_item
 from app.kg.cache import UNION, FactsKey, KGCache, SampleInfo
+from app.kg.combine import combining
 from app.kg.facts import Facts, resolve_names
 from app.kg.keys import bucket_hash, facts_key, fold
 from app.store.base import GraphStore
@@ -108,12 +109,14 @@ def fetch_facts(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]],
 def gather(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]], union: bool = False) -> KGCache:
     """A batch-private view holding every sample and facts entry of ``pairs``: the cached ones copied
     under the cache lock, the others fetched WITHOUT it (other batches are answered meanwhile: a store
-    serving several readers at once serves them side by side), then added to ``cache`` unless a load
+    serving several readers at once serves them side by side; reads issued while another batch's is in
+flight go out together, :mod:`app.kg.combine`), then added to ``cache`` unless a load
     changed a generation in between. With :data:`OFFLINE`, raises :class:`NeedsStore` on a miss."""
     with holding(cache, store):
         local = cache.view(pairs, union)
-    fetched = fetch_samples(store, local, pairs)
-    fetch_facts(store, local, pairs, union=union, fetched=fetched)
+    reads = store if store is OFFLINE else combining(store)  # concurrent batches share round trips
+    fetched = fetch_samples(reads, local, pairs)
+    fetch_facts(reads, local, pairs, union=union, fetched=fetched)
     if len(local.samples) > len(local.known[0]) or len(local.facts) > len(local.known[1]):
         with holding(cache, store):
             cache.absorb(local)
