@@ -309,6 +309,7 @@ def main() -> None:
         print("\n| batch | NeoRAG actions/s (cold cache) | NeoRAG actions/s | reference actions/s | ratio | "
               "NeoRAG p50 / p95 ms | reference p50 / p95 ms |\n|---|---|---|---|---|---|---|")
         cold_cpu: list[str] = []
+        seen: dict[str, tuple[int, int]] = {}  # combined cold reads so far (app.kg.combine)
         for size in (int(s) for s in args.batch_sizes.split(",")):
             n = args.actions if size > 1 else min(args.actions, 4000)
             items = make_workload(samples, n, seed=100 + size)
@@ -317,6 +318,13 @@ def main() -> None:
             cold = asyncio.run(drive(neo_url, batches, args.concurrency))  # first pass fills NeoRAG's cache
             spent = [(cpu_ms(pid) - b) / n for pid, b in zip((procs[0].pid, bs.pid, os.getpid()), before,
                                                              strict=True)]
+            diagnostics = neo_url.removesuffix("/retrieve") + "/diagnostics"
+            reads = httpx.get(diagnostics, timeout=30).json()["kg_reads"]
+            shared = {name: f"{r['reads'] - seen.get(name, (0, 0))[0]} reads in "
+                            f"{r['round_trips'] - seen.get(name, (0, 0))[1]} round trips"
+                      for name, r in reads.items()}
+            seen.update({name: (r["reads"], r["round_trips"]) for name, r in reads.items()})
+            cold_cpu.append(f"batch {size}: {shared}")
             cold_cpu.append(f"batch {size}: NeoRAG server {spent[0]:.3f}, store {spent[1]:.3f}, "
                             f"bench client {spent[2]:.3f} CPU ms per action")
             asyncio.run(drive(ref_url, batches, args.concurrency))  # and warms the reference the same way
@@ -330,7 +338,8 @@ def main() -> None:
                   f"{ref['actions_per_s']:,.0f} | {neo['actions_per_s'] / ref['actions_per_s']:.2f}x | "
                   f"{neo['p50_ms']:.1f} / {neo['p95_ms']:.1f} | {ref['p50_ms']:.1f} / {ref['p95_ms']:.1f} |",
                   flush=True)
-        print("\ncold pass, CPU per action (/proc utime + stime): " + "; ".join(cold_cpu))
+        print("\ncold pass, CPU per action (/proc utime + stime) and cold reads combined: "
+              + "; ".join(cold_cpu))
         load_avg = os.getloadavg()
         print(f"\nmachine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
               f"load average at the end {load_avg[0]:.1f}")

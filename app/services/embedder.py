@@ -206,6 +206,7 @@ class QueryBatcher:
         self.threads = threads
         self.window_s = max(0.0, window_ms) / 1000
         self._warm = list(range(1, warm_words + 1))
+        self._warm_left = len(self._warm)  # warm-up encodes not finished yet (stats' "warming")
         self.selection = EncoderSelection(getattr(embedder, "_model", None), precision,
                                           embedder.encode_queries)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
@@ -245,7 +246,7 @@ class QueryBatcher:
         encoder = self.selection.info()
         return {"threads": self.threads, "window_ms": self.window_s * 1000, "batches": self.batches,
                 "texts": self.texts, "warmed_lengths": self.warmed,
-                "warming": bool(self._warm) or not encoder.get("ready", True), "encoder": encoder}
+                "warming": self._warm_left > 0 or not encoder.get("ready", True), "encoder": encoder}
 
     def clear_cache(self) -> None:
         """Forget the vectors of the fast encoder."""
@@ -278,6 +279,7 @@ class QueryBatcher:
                 except Exception:  # noqa: BLE001 - warm-up is best effort
                     log.exception("query embedder warm-up failed")
                     self._warm.clear()
+                self._warm_left = len(self._warm)
                 continue
             items = [self._queue.get()]
             if self.window_s and items[0] is not None:

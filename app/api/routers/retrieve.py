@@ -22,7 +22,7 @@ from app.api.security import READ, access
 from app.core.errors import BadInput
 from app.kg.cache import KGCache
 from app.kg.chat import ChatOptions, run_chat
-from app.kg.runtime import kg_cache
+from app.kg.runtime import kg_cache, register_kg_reads
 from app.kg.service import CHAT, OFFLINE, SEED, NeedsStore, run_actions
 from app.store.base import GraphStore
 
@@ -85,6 +85,7 @@ async def retrieve(request: Request) -> Response:
                 raise BadInput(f"body[{index}]: each action must be a JSON object, got {type(item).__name__}",
                                field=f"body[{index}]")
         cache = kg_cache(services.extras, settings.kg_cache_max_triples, settings.kg_generation_check_ms)
+        register_kg_reads(services.extras, services.store)
         if fmt == CHAT:
             options = ChatOptions(settings.kg_relation_format, tuple(settings.kg_chat_actions))
             return _dumps(await _answer(run_chat, services.store, cache, data, options))
