@@ -19,6 +19,7 @@ from scipy import sparse
 from app.documents.locations import located
 from app.retrieval.refreshing import RefreshingIndex, shared_index
 from app.retrieval.text import tokenize
+from app.retrieval.topk import top_k_indices
 from app.store.base import GraphStore
 
 EXTRAS_KEY = "retrieval_bm25"
@@ -69,7 +70,7 @@ class SparseBM25:
         k = min(k, int((scores > 0).sum()))
         if k <= 0:
             return []
-        top = np.argpartition(-scores, k - 1)[:k]
+        top = top_k_indices(scores, k)  # ascending indices within a score: the sort keeps ties by index
         top = top[np.argsort(-scores[top], kind="stable")]
         best = float(scores[top[0]])
         return [(self.ids[i], float(scores[i]) / best) for i in top]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import simsimd
 
+from app.retrieval.topk import top_k_indices
+
 MIN_ROWS = 20_000  # below this one float32 product is about as fast as the two passes
 OVERSAMPLE = 10  # rows re-scored exactly per row asked for
 MIN_HEAD = 400  # and at least this many
@@ -51,4 +53,4 @@ class Int8Codes:
         q = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
         dots = np.asarray(simsimd.cdist(q[None, :], self.codes, metric="dot", threads=1)).ravel()
         approx = dots * self.scale  # the query's own scale is the same for every row: it cannot reorder
-        return np.argpartition(-approx, head - 1)[:head]
+        return top_k_indices(approx, head)

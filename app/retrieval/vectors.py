@@ -27,6 +27,7 @@ from app.core.errors import StatementError
 from app.retrieval.int8_prefilter import MIN_ROWS as PREFILTER_MIN_ROWS
 from app.retrieval.int8_prefilter import Int8Codes
 from app.retrieval.refreshing import RefreshingIndex, shared_index
+from app.retrieval.topk import top_k_indices
 from app.services.container import Services
 from app.services.embedding_record import stored_record
 from app.store.base import GraphStore
@@ -74,7 +75,7 @@ class DenseIndex:
         rows = self.codes.top_rows(query, k) if self.codes is not None else None  # None: every row
         cosines = self.matrix @ query if rows is None else self.matrix[rows] @ query
         k = min(k, len(cosines))
-        top = np.argpartition(-cosines, k - 1)[:k] if k < len(cosines) else np.arange(len(cosines))
+        top = top_k_indices(cosines, k)
         pairs = zip(unit_scores(cosines[top]), (top if rows is None else rows[top]).tolist(), strict=True)
         return [(self.ids[i], s) for s, i in sorted(pairs, key=lambda p: (-p[0], self.ids[p[1]]))]
 
