@@ -162,6 +162,37 @@ def test_auto_selection_times_every_candidate_and_keeps_the_fastest(embedder: Em
     assert info["choice"].startswith(f"fastest: {want} ")
 
 
+def test_candidates_are_timed_on_the_given_clock(embedder: Embedder) -> None:
+    ticks = iter(range(10_000))  # every timed call lasts exactly one tick (1 s), whatever the wall time
+    sel = EncoderSelection(embedder._model, "auto", embedder.encode_raw, native=lambda: (True, "test"),
+                           time_rounds=1, clock=lambda: float(next(ticks))).run()
+    assert {c["p50_ms"] for c in sel.info()["candidates"].values()} == {1000.0}
+
+
+def test_candidates_are_timed_in_thread_cpu_time_with_one_torch_thread() -> None:
+    """Wall time would also count whatever else holds the cores while a candidate runs (index builds at
+    start-up, other processes); the query worker runs torch on its own thread, so its CPU time is the
+    candidate's cost. With more intra-op threads the work is spread over threads: wall time."""
+    import threading
+    import time
+
+    import torch
+
+    from app.services.query_encoder import candidate_clock
+
+    seen: dict[int, object] = {}
+
+    def probe(threads: int) -> None:
+        torch.set_num_threads(threads)  # the calling thread's setting (as the query worker does)
+        seen[threads] = candidate_clock()
+
+    for threads in (1, 2):
+        worker = threading.Thread(target=probe, args=(threads,))
+        worker.start()
+        worker.join(30)
+    assert seen == {1: time.thread_time, 2: time.perf_counter}
+
+
 def test_batcher_serves_fast_vectors_and_keeps_ingest_exact(embedder: Embedder) -> None:
     question = QUESTIONS[11]
     exact = embedder.encode_raw([question])[0]

@@ -215,6 +215,17 @@ def _min_cosine(got: list[list[float]], want: list[list[float]]) -> float:
     return worst
 
 
+def candidate_clock() -> Callable[[], float]:
+    """The clock that times the candidates: the calling thread's CPU time when torch computes on that
+    thread alone (one intra-op thread, the query worker's default), else wall time. Wall time at start-up
+    also counts the index builds and other processes sharing the cores: a candidate timed while a
+    neighbour ran looked 2-3x slower (bench/query.py once saw bf16 at 24 ms against fp32 at 8 ms on a CPU
+    where bf16 is twice as fast), and the wrong choice then served for the process's lifetime."""
+    import torch
+
+    return time.thread_time if torch.get_num_threads() == 1 else time.perf_counter
+
+
 def rank_by_speed(p50_ms: dict[str, float]) -> list[str]:
     """Candidate names, fastest p50 first; a tie keeps the given order (bf16 is listed before fp32)."""
     order = list(p50_ms)
@@ -227,7 +238,8 @@ class EncoderSelection:
     fast encoder (None: use the model's eager fp32 path) and ``info()`` says what was chosen and why."""
 
     def __init__(self, model: Any, setting: str, reference: BatchEncoder,
-                 native: Callable[[], tuple[bool, str]] = native_bf16, time_rounds: int = 3) -> None:
+                 native: Callable[[], tuple[bool, str]] = native_bf16, time_rounds: int = 3,
+                 clock: Callable[[], float] | None = None) -> None:
         if setting not in PRECISIONS:
             raise ValueError(f"query precision {setting!r} is not one of {PRECISIONS}")
         self.model = model
@@ -235,6 +247,7 @@ class EncoderSelection:
         self.reference = reference
         self.native = native
         self.time_rounds = time_rounds
+        self.clock = clock  # None: candidate_clock() on the selecting thread
         self.encoder: FastQueryEncoder | None = None
         self.done = setting == "fp32"
         self.fallback_reason: str | None = None
@@ -328,12 +341,13 @@ class EncoderSelection:
             for p in PROBES[:-1]:
                 enc.encode([p])
         yield
+        clock = self.clock or candidate_clock()
         for _ in range(self.time_rounds):  # time the survivors interleaved (single questions, p50)
             for name, enc in built.items():
                 for p in PROBES[:-1]:
-                    t0 = time.perf_counter()
+                    t0 = clock()
                     enc.encode([p])
-                    times[name].append((time.perf_counter() - t0) * 1000)
+                    times[name].append((clock() - t0) * 1000)
             yield
         for name in built:
             p50 = round(statistics.median(times[name]), 3)
