@@ -29,10 +29,11 @@ class GatedStore:
         if self.fail:
             raise StoreUnavailable("store away", "gone", "start it")
         if name == "kg_facts_by_key":
-            return [{"key": k, "facts": f"text of {k}"} for k in (params or {})["keys"] if k != "missing"]
+            return [{"found": [{"key": k, "facts": f"text of {k}"} for k in (params or {})["keys"]
+                               if k != "missing"]}]
         if name == "kg_sample_lookup_with_facts":
-            return [{"key": x["s"], "found": [[h, f"bucket {h}"] for h in x["h"]]}
-                    for x in (params or {})["samples"]]
+            return [{"samples": [{"key": x["s"], "found": [[h, f"bucket {h}"] for h in x["h"]]}
+                                 for x in (params or {})["samples"]]}]
         return [{"name": name}]
 
 
@@ -69,10 +70,10 @@ def test_reads_queued_behind_one_in_flight_go_out_as_one_statement() -> None:
     for thread in [first, *rest]:
         thread.join(10)
     assert [params for _, params in store.calls] == [{"keys": ["a"]}, {"keys": ["b", "c", "d", "missing"]}]
-    assert out[0] == [{"key": "a", "facts": "text of a"}]
-    assert out[1] == [{"key": "b", "facts": "text of b"}, {"key": "c", "facts": "text of c"}]
-    assert out[2] == [{"key": "c", "facts": "text of c"}]  # its missing key has no row, as alone
-    assert out[3] == [{"key": "d", "facts": "text of d"}]
+    assert out[0] == [{"found": [{"key": "a", "facts": "text of a"}]}]
+    assert out[1] == [{"found": [{"key": "b", "facts": "text of b"}, {"key": "c", "facts": "text of c"}]}]
+    assert out[2] == [{"found": [{"key": "c", "facts": "text of c"}]}]  # its missing key: no entry, as alone
+    assert out[3] == [{"found": [{"key": "d", "facts": "text of d"}]}]
     assert reads.stats()["kg_facts_by_key"] == {"reads": 4, "round_trips": 2}
 
 
@@ -90,8 +91,8 @@ def test_sample_reads_merge_their_bucket_hashes() -> None:
     for thread in (first, second, third):
         thread.join(10)
     assert store.calls[1][1] == {"samples": [{"s": "y", "h": [1, 3]}, {"s": "z", "h": []}]}
-    assert out[1] == [{"key": "y", "found": [[1, "bucket 1"], [3, "bucket 3"]]}]
-    assert [row["key"] for row in out[2]] == ["y", "z"]
+    assert out[1] == [{"samples": [{"key": "y", "found": [[1, "bucket 1"], [3, "bucket 3"]]}]}]
+    assert [sample["key"] for sample in out[2][0]["samples"]] == ["y", "z"]
 
 
 def test_a_failed_shared_statement_fails_every_read_in_it() -> None:
@@ -107,14 +108,14 @@ def test_a_failed_shared_statement_fails_every_read_in_it() -> None:
     second.join(10)
     assert all(isinstance(out[i], StoreUnavailable) for i in (0, 1))
     store.fail = False  # the lane is free again afterwards
-    assert reads.run("kg_facts_by_key", {"keys": ["c"]}) == [{"key": "c", "facts": "text of c"}]
+    assert reads.run("kg_facts_by_key", {"keys": ["c"]}) == [{"found": [{"key": "c", "facts": "text of c"}]}]
 
 
 def test_a_lone_read_and_other_statements_go_straight_through() -> None:
     store = GatedStore()
     store.release.set()
     reads = combining(cast(GraphStore, store))
-    assert reads.run("kg_facts_by_key", {"keys": ["q"]}) == [{"key": "q", "facts": "text of q"}]
+    assert reads.run("kg_facts_by_key", {"keys": ["q"]}) == [{"found": [{"key": "q", "facts": "text of q"}]}]
     assert reads.run("kg_dataset_generations", {"names": ["d"]}) == [{"name": "kg_dataset_generations"}]
     assert store.calls == [("kg_facts_by_key", {"keys": ["q"]}), ("kg_dataset_generations", {"names": ["d"]})]
     assert combining(cast(GraphStore, store)) is reads  # one wrapper per store
@@ -131,6 +132,6 @@ def test_many_threads_each_get_their_own_rows() -> None:
     for thread in workers:
         thread.join(10)
     for i in range(threads):
-        assert [row["key"] for row in out[i]] == [f"k{i}", f"k{i}b"]
+        assert [entry["key"] for entry in out[i][0]["found"]] == [f"k{i}", f"k{i}b"]
     stats = reads.stats()["kg_facts_by_key"]
     assert stats["reads"] == threads and 1 <= stats["round_trips"] <= threads

@@ -5,9 +5,10 @@ buckets (``kg_facts_by_key``) or samples (``kg_sample_lookup_with_facts``) with 
 server store most of such a read's cost is per statement (Neo4j: Bolt, the transaction, the driver), not
 per key. :func:`combining` wraps a store so that a read of those statements issued while another one is
 in flight waits for it, then goes out together with every other read that queued meanwhile: one
-statement with the union of their keys, each caller getting back the rows of its own keys. A lone read
+statement with the union of their keys, each caller getting back the entries of its own keys. A lone read
 goes out at once, as before; any other statement passes straight through. A failure of the shared
-statement reaches every caller in it.
+statement reaches every caller in it. Both statements answer one row holding a list (``found`` /
+``samples``) whose entries carry their ``key``; each caller gets one such row with its own entries.
 """
 
 from __future__ import annotations
@@ -34,17 +35,18 @@ def _merge_samples(items: list[Any]) -> list[Any]:
 
 @dataclass(frozen=True)
 class Combinable:
-    """How one keyed statement is combined: its list parameter, an item's key, and merging items."""
+    """How one keyed statement is combined: its list parameter, an item's key, merging items, and the
+    list column of its one result row, whose entries each carry the ``key`` of one item."""
 
     param: str
     item_key: Callable[[Any], str]
     merge: Callable[[list[Any]], list[Any]]
+    column: str
 
 
-# statements whose rows each carry the ``key`` of one item of their list parameter
 COMBINABLE: dict[str, Combinable] = {
-    "kg_facts_by_key": Combinable("keys", lambda key: key, _merge_keys),
-    "kg_sample_lookup_with_facts": Combinable("samples", lambda item: item["s"], _merge_samples),
+    "kg_facts_by_key": Combinable("keys", lambda key: key, _merge_keys, "found"),
+    "kg_sample_lookup_with_facts": Combinable("samples", lambda item: item["s"], _merge_samples, "samples"),
 }
 
 
@@ -94,12 +96,13 @@ class _Lane:
         try:
             merged = self.spec.merge([item for read in batch for item in read.items])
             rows = store.run(self.name, {self.spec.param: merged})
-            by_key: dict[str, list[Row]] = {}
-            for row in rows:
-                by_key.setdefault(row["key"], []).append(row)
+            column = self.spec.column
+            by_key: dict[str, list[Any]] = {}
+            for entry in (entry for row in rows for entry in row[column]):
+                by_key.setdefault(entry["key"], []).append(entry)
             for read in batch:
                 keys = dict.fromkeys(self.spec.item_key(item) for item in read.items)
-                read.rows = [row for key in keys for row in by_key.get(key, ())]
+                read.rows = [{column: [entry for key in keys for entry in by_key.get(key, ())]}]
         except BaseException as exc:  # noqa: BLE001 - every caller of the shared statement gets it
             for read in batch:
                 read.error = exc

@@ -259,6 +259,6 @@ def resolve_names(store: GraphStore, wanted: dict[K, tuple[str, int, str]],
     missing = sorted(set(keys.values()) - texts.keys())
     if missing:
         rows = store.run("kg_facts_by_key", {"keys": missing})
-        texts.update({row["key"]: row["facts"] or "" for row in rows})
+        texts.update({entry["key"]: entry["facts"] or "" for row in rows for entry in row["found"]})
     return {item: (resolve_union if item in union else resolve_facts)(texts.get(key), wanted[item][2])
             for item, key in keys.items()}

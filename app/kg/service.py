@@ -79,7 +79,8 @@ def fetch_samples(store: GraphStore, cache: KGCache, pairs: list[tuple[str, str]
         if skey in hashes:
             hashes[skey].add(bucket_hash(fold(entity)))
     items = [{"s": k, "h": sorted(hashes[k])} for k in need_samples]
-    found = {r["key"]: r for r in store.run("kg_sample_lookup_with_facts", {"samples": items})}
+    rows = store.run("kg_sample_lookup_with_facts", {"samples": items})
+    found = {sample["key"]: sample for row in rows for sample in row["samples"]}
     for key in need_samples:
         row = found.get(key)
         info = None
