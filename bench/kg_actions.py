@@ -123,7 +123,8 @@ def warm_store(store: GraphStore, samples: list[tuple[str, list[list[str]]]], n_
     rng = random.Random(seed)
     keys = [sample_key(DATASET, sid) for sid, _ in samples]
     rows = store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
-    buckets = [facts_key(r["key"], b) for r in rows for b in range(int(r["buckets"] or 1))]
+    buckets = [facts_key(s["key"], b) for r in rows for s in r["samples"]
+               for b in range(int(s["buckets"] or 1))]
     for i in range(n_queries):
         if i % 4 == 0:
             store.run("kg_sample_lookup_with_facts",

@@ -42,7 +42,8 @@ def main() -> None:
             report = load_path(bs.store, work / "data", DATASET)
             keys = [sample_key(DATASET, sid) for sid, _ in samples]
             rows = bs.store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
-            buckets = [facts_key(r["key"], b) for r in rows for b in range(int(r["buckets"] or 1))]
+            buckets = [facts_key(s["key"], b) for r in rows for s in r["samples"]
+                       for b in range(int(s["buckets"] or 1))]
             print(f"{args.backend}: {report.triples:,} triples, {len(buckets):,} buckets; load average "
                   f"{os.getloadavg()[0]:.2f}")
             print("| round | wall ms per query | store CPU ms per query | this process (driver) CPU ms |")
