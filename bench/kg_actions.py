@@ -11,6 +11,11 @@ with the same batches of mixed actions from a concurrent httpx client. Answers a
 
     .venv/bin/python bench/kg_actions.py --samples 1000 --triples 3000 [--backend neo4j [--bulk]]
 
+Before the cold passes the store gets ``--store-warmup`` cold-read queries straight from this process (a
+just-started JVM compiles Neo4j's read path over its first ~20k queries; NeoRAG's cache stays cold; 0
+measures a fresh JVM), and the server's background encoder choice is waited for; each cold pass prints
+the CPU per action of server, store and client and how many reads shared a round trip (``kg_reads``).
+
 ``--bulk`` (Neo4j): the same data through ``neorag kg load --bulk`` (Neo4j's importer into the stopped,
 fresh database, then start and indexes), timed end to end instead of the online load.
 """
