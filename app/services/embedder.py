@@ -206,7 +206,6 @@ class QueryBatcher:
         self.threads = threads
         self.window_s = max(0.0, window_ms) / 1000
         self._warm = list(range(1, warm_words + 1))
-        self._warm_left = len(self._warm)  # warm-up encodes not finished yet (stats' "warming")
         self.selection = EncoderSelection(getattr(embedder, "_model", None), precision,
                                           embedder.encode_queries)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
@@ -246,7 +245,7 @@ class QueryBatcher:
         encoder = self.selection.info()
         return {"threads": self.threads, "window_ms": self.window_s * 1000, "batches": self.batches,
                 "texts": self.texts, "warmed_lengths": self.warmed,
-                "warming": self._warm_left > 0 or not encoder.get("ready", True), "encoder": encoder}
+                "warming": bool(self._warm) or not encoder.get("ready", True), "encoder": encoder}
 
     def clear_cache(self) -> None:
         """Forget the vectors of the fast encoder."""
@@ -272,14 +271,14 @@ class QueryBatcher:
                 last_step = time.monotonic()
                 continue
             if self._warm and self._queue.empty() and not self._closed:
-                n = self._warm.pop(0)
+                n = self._warm[0]  # taken off only once encoded: stats' "warming" reads the list
                 try:
                     self.encode([" ".join(["word"] * n)])
                     self.warmed = n
                 except Exception:  # noqa: BLE001 - warm-up is best effort
                     log.exception("query embedder warm-up failed")
                     self._warm.clear()
-                self._warm_left = len(self._warm)
+                del self._warm[:1]
                 continue
             items = [self._queue.get()]
             if self.window_s and items[0] is not None:
