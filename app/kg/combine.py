@@ -54,7 +54,7 @@ COMBINABLE: dict[str, Combinable] = {
 class _Read:
     items: list[Any]
     done: threading.Event = field(default_factory=threading.Event)
-    lead: bool = False  # handed the next round trip by the one before
+    lead: bool = False  # sends the next statement (first in an idle lane, or handed it by the one before)
     rows: list[Row] | None = None
     error: BaseException | None = None
 
@@ -75,15 +75,12 @@ class _Lane:
         with self.lock:
             self.reads += 1
             self.queued.append(mine)
-            lead = not self.busy
+            mine.lead = not self.busy  # nothing in flight: this read sends the statement itself
             self.busy = True
-        if not lead:
-            mine.done.wait()
-        if not mine.lead and mine.done.is_set():
-            if mine.error is not None:
-                raise mine.error
-            return mine.rows or []
-        self._round_trip(store)
+        if not mine.lead:
+            mine.done.wait()  # served by another read's statement, or handed the next one
+        if mine.lead:
+            self._round_trip(store)
         if mine.error is not None:
             raise mine.error
         return mine.rows or []
