@@ -117,6 +117,13 @@ def make_workload(samples: list[tuple[str, list[list[str]]]], n_actions: int,
     return items
 
 
+def bucket_keys(store: GraphStore, samples: list[tuple[str, list[list[str]]]]) -> list[str]:
+    """The key of every ``KGFacts`` bucket of the loaded ``samples`` (one sample lookup)."""
+    keys = [sample_key(DATASET, sid) for sid, _ in samples]
+    rows = store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
+    return [facts_key(s["key"], b) for r in rows for s in r["samples"] for b in range(int(s["buckets"] or 1))]
+
+
 def warm_store(store: GraphStore, samples: list[tuple[str, list[list[str]]]], n_queries: int,
                seed: int = 5) -> float:
     """Send the store ``n_queries`` of the cold-read statements (one sample or one bucket each, the
@@ -127,9 +134,7 @@ def warm_store(store: GraphStore, samples: list[tuple[str, list[list[str]]]], n_
     t0 = time.perf_counter()
     rng = random.Random(seed)
     keys = [sample_key(DATASET, sid) for sid, _ in samples]
-    rows = store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
-    buckets = [facts_key(s["key"], b) for r in rows for s in r["samples"]
-               for b in range(int(s["buckets"] or 1))]
+    buckets = bucket_keys(store, samples)
     for i in range(n_queries):
         if i % 4 == 0:
             store.run("kg_sample_lookup_with_facts",

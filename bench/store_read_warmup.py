@@ -20,9 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.kg.keys import facts_key, sample_key  # noqa: E402
 from bench.backends import BACKENDS, bench_store  # noqa: E402
-from bench.kg_actions import DATASET, cpu_ms, make_samples, write_seed_layout  # noqa: E402
+from bench.kg_actions import DATASET, bucket_keys, cpu_ms, make_samples, write_seed_layout  # noqa: E402
 from ingest.kg.loader import load_path  # noqa: E402
 
 
@@ -40,10 +39,7 @@ def main() -> None:
         write_seed_layout(work / "data", samples)
         with bench_store(args.backend, work / "store") as bs:
             report = load_path(bs.store, work / "data", DATASET)
-            keys = [sample_key(DATASET, sid) for sid, _ in samples]
-            rows = bs.store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
-            buckets = [facts_key(s["key"], b) for r in rows for s in r["samples"]
-                       for b in range(int(s["buckets"] or 1))]
+            buckets = bucket_keys(bs.store, samples)
             print(f"{args.backend}: {report.triples:,} triples, {len(buckets):,} buckets; load average "
                   f"{os.getloadavg()[0]:.2f}")
             print("| round | wall ms per query | store CPU ms per query | this process (driver) CPU ms |")
