@@ -263,6 +263,11 @@ class Settings(BaseSettings):
         "edges (its subgraph for Neo4j Browser's cypher/browser/kg_sample.cypher). Off: `neorag kg browse "
         "DATASET SAMPLE_ID` writes one sample's on demand (KG actions read the fact buckets either way; the "
         "edges were ~40% of a Neo4j store and ~18% of an online load).")
+    kg_bulk_workers: int | None = Field(
+        None, ge=0, description="`neorag kg load --bulk`: processes that encode the fact buckets of the "
+        "import CSV beside the one that reads the source (about half of the CSV pass). Unset: one per CPU "
+        "core but one, at most 4; 0 = all in one process. Only loads past 200,000 distinct triples start "
+        "them.")
     kg_generation_check_ms: float = Field(
         100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "
         "a load in another process is seen within this time. 0 = before every batch.")

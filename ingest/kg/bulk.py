@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.core.gc_freeze import frozen_heap
-from app.kg.facts import encode_facts
-from app.kg.keys import entity_key, entity_lkey, sample_key
+from app.kg.keys import entity_key, entity_lkey, facts_bucket_count, sample_key
+from ingest.kg.bulk_facts import MAX_FIELD_CHARS, PART_GLOB, FactsPool, facts_lines, q
 from ingest.kg.records import KGRecord, Triple
 
 ARRAY_DELIMITER = "\x1f"
 MAX_KEY_BYTES = 4_000  # indexed values (entity and sample keys): below Neo4j's range-index key limit
-MAX_FIELD_CHARS = 1_000_000  # any value: well inside the tool's 4 MiB read buffer (4 bytes a char)
 MAX_PROBLEMS = 100  # problems kept for the report (all are counted)
+PARALLEL_AFTER = 200_000  # distinct sample triples read in process before the workers start (small loads)
 
 # file stem -> (kind, label or type, header)
 FILES: dict[str, tuple[str, str, str]] = {
@@ -45,11 +45,6 @@ FILES: dict[str, tuple[str, str, str]] = {
     "answers": ("relationships", "KG_ANSWER", ":START_ID(S),:END_ID(E)"),
 }
 ARRAYS = ("answers", "q_entity", "a_entity", "relations")
-
-
-def q(text: str) -> str:
-    """A CSV string field, always quoted (RFC 4180: inner quotes doubled)."""
-    return '"' + text.replace('"', '""') + '"' if '"' in text else '"' + text + '"'
 
 
 def _array(values: list[str]) -> str | None:
@@ -90,7 +85,7 @@ class BulkWriter:
     whole-graph edges and links, which need every sample first."""
 
     def __init__(self, folder: Path, dataset: str, split: str | None = None,
-                 sample_edges: bool = False) -> None:
+                 sample_edges: bool = False, workers: int = 0, parallel_after: int | None = None) -> None:
         self.folder, self.dataset, self.split = folder, dataset, split
         self.sample_edges = sample_edges
         self.report = BulkReport(dataset)
@@ -104,38 +99,69 @@ class BulkWriter:
         self.counts: Counter[Triple] = Counter()
         self.links: list[tuple[int, list[str], list[str]]] = []  # (sample id, topics, answers)
         self.seen: set[str] = set()
+        self.workers = workers
+        self.parallel_after = PARALLEL_AFTER if parallel_after is None else parallel_after
+        self.read_triples = 0  # distinct sample triples read so far (the workers start past parallel_after)
+        self.pool: FactsPool | None = None
+        self.in_flight: set[str] = set()  # sample ids with the workers
 
     def add(self, record: KGRecord) -> None:
-        """Write one record (skipped when its id was seen; reported and skipped when bad)."""
-        report = self.report
+        """Write one record (skipped when its id was seen; reported and skipped when bad). With workers,
+        its buckets are encoded there and the record is committed when they answer, in reading order."""
+        if record.sample_id in self.in_flight and self.pool is not None:
+            self.pool.drain()  # a repeated id: the first one's verdict decides (as in process)
         if record.sample_id in self.seen:
-            report.samples_skipped += 1
+            self.report.samples_skipped += 1
             return
         key = sample_key(self.dataset, record.sample_id)
         distinct = sorted(set(record.triples))
         problem = self._problem(key, record, distinct)
-        if problem is None:
-            buckets, fact_rows = encode_facts(key, distinct, record.extra)
-            if any(len(row["facts"]) > MAX_FIELD_CHARS for row in fact_rows):
-                problem = "a fact bucket is larger than the import's read buffer"
         if problem is not None:
-            report.reject(record.origin or record.sample_id, problem)
+            self.report.reject(record.origin or record.sample_id, problem)
+            return
+        self.read_triples += len(distinct)
+        if self.pool is None and self.workers > 0 and self.read_triples > self.parallel_after:
+            self.pool = FactsPool(self.folder, self.workers, self._verdict)
+        if self.pool is not None:
+            self.in_flight.add(record.sample_id)
+            self.seen.add(record.sample_id)
+            self.pool.submit((record, key, distinct), (key, distinct, record.extra))
+            return
+        _, problem, lines = facts_lines(key, distinct, record.extra)
+        if problem is not None:
+            self.report.reject(record.origin or record.sample_id, problem)
             return
         self.seen.add(record.sample_id)
+        self.out["facts"].write(lines)
+        self._commit(record, key, distinct)
+
+    def _verdict(self, item: tuple[KGRecord, str, list[Triple]], problem: str | None) -> None:
+        """A worker's answer for one sample: commit it, or report it (its id is free again)."""
+        record, key, distinct = item
+        self.in_flight.discard(record.sample_id)
+        if problem is None:
+            self._commit(record, key, distinct)
+        else:
+            self.seen.discard(record.sample_id)
+            self.report.reject(record.origin or record.sample_id, problem)
+
+    def _commit(self, record: KGRecord, key: str, distinct: list[Triple]) -> None:
+        """Everything of an accepted sample but its buckets: entities, edges, counts, its row, its links."""
+        report = self.report
         sid = report.samples_loaded
         report.samples_loaded += 1
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         report.triples += len(distinct)
         qkey = q(key)
-        self._facts(fact_rows)
         self._edges(qkey, distinct)
         self.counts.update(distinct)
-        self._sample(sid, key, qkey, record, distinct, buckets)
+        self._sample(sid, key, qkey, record, distinct, facts_bucket_count(len(distinct)))
         self.links.append((sid, list(dict.fromkeys(record.q_entity)), list(dict.fromkeys(record.a_entity))))
 
     def write_all(self, records: Iterable[KGRecord]) -> BulkReport:
-        """:meth:`add` every record, then :meth:`finish`; the files are closed on a failure. The collector
-        never walks what the writer keeps (:func:`app.core.gc_freeze.frozen_heap`)."""
+        """:meth:`add` every record, then :meth:`finish`; the files are closed (and the workers stopped)
+        on a failure. The collector never walks what the writer keeps
+        (:func:`app.core.gc_freeze.frozen_heap`)."""
         try:
             with frozen_heap() as heap:
                 for record in records:
@@ -163,9 +189,6 @@ class BulkWriter:
         if any(_too_big(v, MAX_FIELD_CHARS) for v in values):
             return f"a question, answer or entity is longer than {MAX_FIELD_CHARS:,} characters"
         return None
-
-    def _facts(self, rows: list[dict[str, Any]]) -> None:
-        self.out["facts"].write("".join(f'{q(r["key"])},{q(r["sample"])},{q(r["facts"])}\n' for r in rows))
 
     def _entity(self, name: str) -> int:
         eid = self.ids[name] = len(self.ids)
@@ -209,7 +232,10 @@ class BulkWriter:
             f"{len(distinct)},{fields['relations'] or ''},{buckets},{q(split) if split else ''}\n")
 
     def finish(self) -> BulkReport:
-        """Write the whole-graph edges and the sample links, close the files; the report."""
+        """Take the workers' last answers, write the whole-graph edges and the sample links, close the
+        files; the report."""
+        if self.pool is not None:
+            self.pool.finish()
         ids, rel_q = self.ids, self.rel_q
         out = self.out["rels"]
         batch: list[str] = []
@@ -231,7 +257,9 @@ class BulkWriter:
         return self.report
 
     def close(self) -> None:
-        """Close the files (after a failure; :meth:`finish` closes them too)."""
+        """Stop the workers and close the files (after a failure; :meth:`finish` closes them too)."""
+        if self.pool is not None:
+            self.pool.terminate()
         for handle in self.out.values():
             handle.close()
 
@@ -241,6 +269,9 @@ class BulkWriter:
         fails on 5.26.30 once a file exceeds its 4 MiB read buffer ("found CR outside a text cell")."""
         args = []
         for stem, (kind, name, _) in FILES.items():
-            args.append(f"--{kind}={name}={self.folder / f'{stem}.header.csv'},{self.folder / f'{stem}.csv'}")
+            files = [self.folder / f"{stem}.header.csv", self.folder / f"{stem}.csv"]
+            if stem == "facts":  # the workers' rows too
+                files += sorted(self.folder.glob(PART_GLOB))
+            args.append(f"--{kind}={name}={','.join(map(str, files))}")
         return [*args, f"--array-delimiter=U+{ord(ARRAY_DELIMITER):04X}", "--id-type=integer",
                 "--multiline-fields=true"]

@@ -9,6 +9,7 @@ and writes the ``KGDataset`` node (counts, load order, generation, a KG-R1 relat
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 import uuid
@@ -47,6 +48,13 @@ class BulkResult:
         return self.report.distinct_triples / self.seconds if self.seconds > 0 else 0.0
 
 
+def bulk_workers(settings: Settings) -> int:
+    """``kg_bulk_workers``, or one per CPU core but one (at most 4) when unset."""
+    if settings.kg_bulk_workers is not None:
+        return settings.kg_bulk_workers
+    return max(0, min(4, (os.cpu_count() or 1) - 1))
+
+
 def bulk_load_path(server: Neo4jServer, settings: Settings, path: Path, dataset: str,
                    split: str | None = None, kb: Path | None = None, hops: int | None = None,
                    entity_names: str = "auto", force: bool = False) -> BulkResult:
@@ -58,7 +66,8 @@ def bulk_load_path(server: Neo4jServer, settings: Settings, path: Path, dataset:
     started = time.perf_counter()
     server.data_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".neorag-import-", dir=server.data_dir.parent) as tmp:
-        writer = BulkWriter(Path(tmp), dataset, split, sample_edges=settings.kg_sample_edges)
+        writer = BulkWriter(Path(tmp), dataset, split, sample_edges=settings.kg_sample_edges,
+                            workers=bulk_workers(settings))
         records: Iterable[KGRecord]
         relations: list[str] | None = None
         folder = kgr1.find_folder(Path(path), dataset)
