@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +31,7 @@ from ingest.kg.records import KGRecord, Triple
 ARRAY_DELIMITER = "\x1f"
 MAX_KEY_BYTES = 4_000  # indexed values (entity and sample keys): below Neo4j's range-index key limit
 MAX_PROBLEMS = 100  # problems kept for the report (all are counted)
+_HEAD_TAIL, _RELATION = itemgetter(0, 2), itemgetter(1)
 PARALLEL_AFTER = 200_000  # distinct sample triples read in process before the workers start (small loads)
 
 # file stem -> (kind, label or type, header)
@@ -153,9 +155,10 @@ class BulkWriter:
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         report.triples += len(distinct)
         qkey = q(key)
-        self._edges(qkey, distinct)
+        relations = self._edges(qkey, distinct)
         self.counts.update(distinct)
-        self._sample(sid, key, qkey, record, distinct, facts_bucket_count(len(distinct)))
+        n = len(distinct)
+        self._sample(sid, key, qkey, record, n, sorted(relations), facts_bucket_count(n))
         self.links.append((sid, list(dict.fromkeys(record.q_entity)), list(dict.fromkeys(record.a_entity))))
 
     def write_all(self, records: Iterable[KGRecord]) -> BulkReport:
@@ -190,37 +193,34 @@ class BulkWriter:
             return f"a question, answer or entity is longer than {MAX_FIELD_CHARS:,} characters"
         return None
 
-    def _entity(self, name: str) -> int:
-        eid = self.ids[name] = len(self.ids)
-        self.out["entities"].write(f"{eid},{q(entity_key(self.dataset, name))},"
-                                   f"{q(entity_lkey(self.dataset, name))},{q(name)},{self.qdataset}\n")
-        return eid
-
-    def _relation(self, rel: str) -> str:
-        quoted = self.rel_q[rel] = q(rel)
-        return quoted
-
-    def _edges(self, qkey: str, distinct: list[Triple]) -> None:
-        ids, rel_q = self.ids, self.rel_q
+    def _entities(self, names: Iterable[str]) -> None:
+        """Give each of ``names`` (new, in order) the next import id and write its row."""
+        ids, dataset, qdataset = self.ids, self.dataset, self.qdataset
         lines = []
-        for h, r, t in distinct:
-            hid = ids.get(h)
-            if hid is None:
-                hid = self._entity(h)
-            tid = ids.get(t)
-            if tid is None:
-                tid = self._entity(t)
-            if self.sample_edges:
-                lines.append(f"{hid},{tid},{rel_q.get(r) or self._relation(r)},{qkey}\n")
-            elif r not in rel_q:
-                self._relation(r)
-        if lines:
-            self.out["fact_edges"].write("".join(lines))
+        for name in names:
+            eid = ids[name] = len(ids)
+            lines.append(f"{eid},{q(entity_key(dataset, name))},{q(entity_lkey(dataset, name))},{q(name)},"
+                         f"{qdataset}\n")
+        self.out["entities"].write("".join(lines))
 
-    def _sample(self, sid: int, key: str, qkey: str, record: KGRecord, distinct: list[Triple],
+    def _edges(self, qkey: str, distinct: list[Triple]) -> set[str]:
+        """Ids for the sample's new entities (in order of first appearance, head before tail), quoted
+        names for its new relations, its ``KG_FACT`` rows when asked; returns its relations."""
+        ids, rel_q = self.ids, self.rel_q
+        seen = dict.fromkeys(chain.from_iterable(map(_HEAD_TAIL, distinct)))  # C-speed, ordered
+        self._entities([name for name in seen if name not in ids])
+        relations = set(map(_RELATION, distinct))
+        for rel in relations.difference(rel_q):
+            rel_q[rel] = q(rel)
+        if self.sample_edges:
+            self.out["fact_edges"].write("".join([f"{ids[h]},{ids[t]},{rel_q[r]},{qkey}\n"
+                                                  for h, r, t in distinct]))
+        return relations
+
+    def _sample(self, sid: int, key: str, qkey: str, record: KGRecord, n_triples: int, relations: list[str],
                 buckets: int) -> None:
         arrays = {"answers": record.answers, "q_entity": record.q_entity, "a_entity": record.a_entity,
-                  "relations": sorted({r for _, r, _ in distinct})}
+                  "relations": relations}
         fields = {name: _array(values) for name, values in arrays.items()}
         fix = {name: arrays[name] for name, value in fields.items() if value is None}
         if fix:
@@ -229,7 +229,7 @@ class BulkWriter:
         self.out["samples"].write(
             f"{sid},{qkey},{self.qdataset},{q(record.sample_id)},{q(record.question)},"
             f"{fields['answers'] or ''},{fields['q_entity'] or ''},{fields['a_entity'] or ''},"
-            f"{len(distinct)},{fields['relations'] or ''},{buckets},{q(split) if split else ''}\n")
+            f"{n_triples},{fields['relations'] or ''},{buckets},{q(split) if split else ''}\n")
 
     def finish(self) -> BulkReport:
         """Take the workers' last answers, write the whole-graph edges and the sample links, close the
@@ -238,13 +238,9 @@ class BulkWriter:
             self.pool.finish()
         ids, rel_q = self.ids, self.rel_q
         out = self.out["rels"]
-        batch: list[str] = []
-        for (h, r, t), n in self.counts.items():
-            batch.append(f"{ids[h]},{ids[t]},{rel_q[r]},{n}\n")
-            if len(batch) >= 50_000:
-                out.write("".join(batch))
-                batch = []
-        out.write("".join(batch))
+        items = iter(self.counts.items())
+        while chunk := list(islice(items, 50_000)):
+            out.write("".join([f"{ids[h]},{ids[t]},{rel_q[r]},{n}\n" for (h, r, t), n in chunk]))
         for sid, topics, answers in self.links:
             for stem, names in (("topics", topics), ("answers", answers)):
                 found = [ids[n] for n in names if n in ids]
