@@ -266,7 +266,7 @@ class Settings(BaseSettings):
     kg_bulk_workers: int | None = Field(
         None, ge=0, description="`neorag kg load --bulk`: processes that encode the fact buckets of the "
         "import CSV beside the one that reads the source (about half of the CSV pass). Unset: one per CPU "
-        "core but one, at most 4; 0 = all in one process. Only loads past 200,000 distinct triples start "
+        "core, at most 4; 0 = all in one process. Only loads past 200,000 distinct triples start "
         "them.")
     kg_generation_check_ms: float = Field(
         100.0, ge=0, description="KG actions: read the datasets' generation tokens at most this often (ms); "

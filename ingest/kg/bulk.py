@@ -96,7 +96,7 @@ class BulkWriter:
             (folder / f"{stem}.header.csv").write_text(header + "\n", encoding="utf-8")
             self.out[stem] = open(folder / f"{stem}.csv", "w", encoding="utf-8", newline="")  # noqa: SIM115
         self.qdataset = q(dataset)
-        self.ids: dict[str, int] = {}  # entity name -> import id
+        self.ids: dict[str, str] = {}  # entity name -> import id, as written (formatted once)
         self.rel_q: dict[str, str] = {}  # relation -> quoted field
         self.counts: Counter[Triple] = Counter()
         self.links: list[tuple[int, list[str], list[str]]] = []  # (sample id, topics, answers)
@@ -116,8 +116,8 @@ class BulkWriter:
             self.report.samples_skipped += 1
             return
         key = sample_key(self.dataset, record.sample_id)
-        distinct = sorted(set(record.triples))
-        problem = self._problem(key, record, distinct)
+        distinct = dict.fromkeys(record.triples)  # in order (reproducible files); the buckets sort a copy
+        problem = self._problem(key, record)
         if problem is not None:
             self.report.reject(record.origin or record.sample_id, problem)
             return
@@ -127,9 +127,9 @@ class BulkWriter:
         if self.pool is not None:
             self.in_flight.add(record.sample_id)
             self.seen.add(record.sample_id)
-            self.pool.submit((record, key, distinct), (key, distinct, record.extra))
+            self.pool.submit((record, key, distinct), (key, record.triples, record.extra))
             return
-        _, problem, lines = facts_lines(key, distinct, record.extra)
+        _, problem, lines = facts_lines(key, distinct.keys(), record.extra)
         if problem is not None:
             self.report.reject(record.origin or record.sample_id, problem)
             return
@@ -137,7 +137,7 @@ class BulkWriter:
         self.out["facts"].write(lines)
         self._commit(record, key, distinct)
 
-    def _verdict(self, item: tuple[KGRecord, str, list[Triple]], problem: str | None) -> None:
+    def _verdict(self, item: tuple[KGRecord, str, dict[Triple, None]], problem: str | None) -> None:
         """A worker's answer for one sample: commit it, or report it (its id is free again)."""
         record, key, distinct = item
         self.in_flight.discard(record.sample_id)
@@ -147,7 +147,7 @@ class BulkWriter:
             self.seen.discard(record.sample_id)
             self.report.reject(record.origin or record.sample_id, problem)
 
-    def _commit(self, record: KGRecord, key: str, distinct: list[Triple]) -> None:
+    def _commit(self, record: KGRecord, key: str, distinct: dict[Triple, None]) -> None:
         """Everything of an accepted sample but its buckets: entities, edges, counts, its row, its links."""
         report = self.report
         sid = report.samples_loaded
@@ -155,8 +155,8 @@ class BulkWriter:
         report.duplicates_collapsed += len(record.triples) - len(distinct)
         report.triples += len(distinct)
         qkey = q(key)
-        relations = self._edges(qkey, distinct)
-        self.counts.update(distinct)
+        relations = self._edges(qkey, record.triples, distinct)
+        self.counts.update(distinct.keys())  # the keys: a mapping would add its values
         n = len(distinct)
         self._sample(sid, key, qkey, record, n, sorted(relations), facts_bucket_count(n))
         self.links.append((sid, list(dict.fromkeys(record.q_entity)), list(dict.fromkeys(record.a_entity))))
@@ -175,14 +175,14 @@ class BulkWriter:
             self.close()
             raise
 
-    def _problem(self, key: str, record: KGRecord, distinct: list[Triple]) -> str | None:
+    def _problem(self, key: str, record: KGRecord) -> str | None:
         """Why the import cannot take this sample, or None (a C-speed length scan; details only when
         some value is long)."""
         if _too_big(key, MAX_KEY_BYTES):
             return f"its id is longer than {MAX_KEY_BYTES} bytes"
         room = (MAX_KEY_BYTES - len(key)) // 4  # a name this long (4 bytes a char at most) fits a key
-        if distinct and max(map(len, chain.from_iterable(distinct))) > room:
-            for h, r, t in distinct:
+        if record.triples and max(map(len, chain.from_iterable(record.triples))) > room:
+            for h, r, t in record.triples:
                 for name in (h, t):
                     if _too_big(entity_key(self.dataset, name), MAX_KEY_BYTES):
                         return f"an entity name is longer than {MAX_KEY_BYTES} bytes ({name[:40]!r}...)"
@@ -198,16 +198,16 @@ class BulkWriter:
         ids, dataset, qdataset = self.ids, self.dataset, self.qdataset
         lines = []
         for name in names:
-            eid = ids[name] = len(ids)
+            eid = ids[name] = str(len(ids))
             lines.append(f"{eid},{q(entity_key(dataset, name))},{q(entity_lkey(dataset, name))},{q(name)},"
                          f"{qdataset}\n")
         self.out["entities"].write("".join(lines))
 
-    def _edges(self, qkey: str, distinct: list[Triple]) -> set[str]:
-        """Ids for the sample's new entities (in order of first appearance, head before tail), quoted
-        names for its new relations, its ``KG_FACT`` rows when asked; returns its relations."""
+    def _edges(self, qkey: str, triples: list[Triple], distinct: dict[Triple, None]) -> set[str]:
+        """Ids for the sample's new entities (in order of first appearance in ``triples``, head before
+        tail), quoted names for its new relations, its ``KG_FACT`` rows when asked; returns its relations."""
         ids, rel_q = self.ids, self.rel_q
-        seen = dict.fromkeys(chain.from_iterable(map(_HEAD_TAIL, distinct)))  # C-speed, ordered
+        seen = dict.fromkeys(chain.from_iterable(map(_HEAD_TAIL, triples)))  # C-speed, ordered
         self._entities([name for name in seen if name not in ids])
         relations = set(map(_RELATION, distinct))
         for rel in relations.difference(rel_q):
