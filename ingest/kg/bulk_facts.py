@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
@@ -44,11 +44,11 @@ def q(text: str) -> str:
     return '"' + text.replace('"', '""') + '"' if '"' in text else '"' + text + '"'
 
 
-def facts_lines(key: str, triples: list[tuple[str, str, str]],
+def facts_lines(key: str, triples: Collection[tuple[str, str, str]],
                 extra: FactsExtra | None) -> tuple[int, str | None, str]:
-    """(bucket count, why it cannot be imported or None, its ``KGFacts`` CSV rows) for a sample's
-    distinct triples, sorted."""
-    buckets, rows = encode_facts(key, triples, extra)
+    """(bucket count, why it cannot be imported or None, its ``KGFacts`` CSV rows) for a sample's triples
+    (repeats collapse; the buckets list them sorted)."""
+    buckets, rows = encode_facts(key, sorted(set(triples)), extra)
     if any(len(row["facts"]) > MAX_FIELD_CHARS for row in rows):
         return buckets, TOO_BIG, ""
     return buckets, None, "".join(f'{q(r["key"])},{q(r["sample"])},{q(r["facts"])}\n' for r in rows)
