@@ -8,6 +8,10 @@ many samples hold it), ``KGFacts`` buckets (:func:`app.kg.facts.encode_facts`), 
 id wins; a sample's repeated triples collapse). A sample that the import cannot take (a name too long for an
 index key, a value larger than the tool's read buffer) is reported with where it was read and skipped.
 
+Past ``parallel_after`` distinct triples, worker processes (:mod:`ingest.kg.bulk_facts`) sort and encode
+the buckets, about half of the pass; this process keeps the rest and writes rows in reading order (entity
+ids by first appearance), which costs no sort: the importer took the same time on sorted files.
+
 Every string is quoted (an unquoted empty field is null for the tool, a quoted one the empty string),
 arrays are joined by U+001F; the array values a CSV field cannot carry (an empty list, ``[""]``, an
 element holding U+001F) are returned as ``fixups`` for Cypher to set after the import.

@@ -50,7 +50,8 @@ class BulkResult:
 
 def bulk_workers(settings: Settings) -> int:
     """``kg_bulk_workers``, or one per CPU core (at most 4) when unset: on 2 cores, 2 workers beside the
-    reading process took the 3M-triple CSV pass from 13.6 to 8.9 s, 1 worker to 11.1 s, 3 to 9.3 s."""
+    reading process took the 3M-triple CSV pass from 14.1 to 9.5 s, 1 worker to 11.8 s, 3 to 9.4-10.7 s
+    (``bench/bulk_csv.py``, docs/BENCHMARKS.md)."""
     if settings.kg_bulk_workers is not None:
         return settings.kg_bulk_workers
     return min(4, os.cpu_count() or 1)
