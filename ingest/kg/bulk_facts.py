@@ -34,9 +34,9 @@ from app.kg.facts import FactsExtra, encode_facts
 MAX_FIELD_CHARS = 1_000_000  # any value: well inside the tool's 4 MiB read buffer (4 bytes a char)
 TOO_BIG = "a fact bucket is larger than the import's read buffer"
 PART_GLOB = "facts.part*.csv"  # the workers' files, beside the writer's facts.csv and facts.header.csv
-BATCH_TRIPLES = 50_000  # triples per message: pickling cost well above the per-message cost
+BATCH_TRIPLES = 50_000  # triples per message: the marshal cost well above the per-message cost
 
-Task = tuple[str, list[tuple[str, str, str]], FactsExtra | None]  # (sample key, distinct triples, extra)
+Task = tuple[str, list[tuple[str, str, str]], FactsExtra | None]  # (sample key, its triples, extra)
 
 
 def q(text: str) -> str:
