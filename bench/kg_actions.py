@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +49,9 @@ from app.kg.keys import facts_key, sample_key  # noqa: E402
 from app.store.base import GraphStore  # noqa: E402
 from app.store.embedded import free_port  # noqa: E402
 from app.store.neo4j_server import Neo4jServer  # noqa: E402
-from bench.backends import BACKENDS, bench_store, store_files  # noqa: E402
+from bench.backends import BACKENDS, BenchStore, bench_store, store_files  # noqa: E402
 from ingest.kg.bulk_load import BulkResult, bulk_load_path  # noqa: E402
-from ingest.kg.loader import load_path  # noqa: E402
+from ingest.kg.loader import LoadReport, load_path  # noqa: E402
 
 DATASET = "webqsp"
 DOMAINS = ["people.person", "location.location", "film.film", "music.artist", "sports.sports_team",
@@ -122,6 +124,27 @@ def bucket_keys(store: GraphStore, samples: list[tuple[str, list[list[str]]]]) -
     keys = [sample_key(DATASET, sid) for sid, _ in samples]
     rows = store.run("kg_sample_lookup_with_facts", {"samples": [{"s": k, "h": []} for k in keys]})
     return [facts_key(s["key"], b) for r in rows for s in r["samples"] for b in range(int(s["buckets"] or 1))]
+
+
+def add_store_args(ap: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--samples``, ``--triples`` of the bucket-read probes (:func:`loaded_store`)."""
+    ap.add_argument("--backend", choices=BACKENDS, default="neo4j")
+    ap.add_argument("--samples", type=int, default=100)
+    ap.add_argument("--triples", type=int, default=2000)
+
+
+@contextmanager
+def loaded_store(backend: str, n_samples: int, n_triples: int,
+                 prefix: str) -> Iterator[tuple[BenchStore, LoadReport, list[str]]]:
+    """A fresh ``backend`` store with :func:`make_samples` loaded online, in a temp dir: (store, load
+    report, every ``KGFacts`` bucket key)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        work = Path(tmp)
+        samples = make_samples(n_samples, n_triples)
+        write_seed_layout(work / "data", samples)
+        with bench_store(backend, work / "store") as bs:
+            report = load_path(bs.store, work / "data", DATASET)
+            yield bs, report, bucket_keys(bs.store, samples)
 
 
 def warm_store(store: GraphStore, samples: list[tuple[str, list[list[str]]]], n_queries: int,

@@ -15,16 +15,13 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.store.base import Prepared  # noqa: E402
-from bench.backends import BACKENDS, bench_store  # noqa: E402
-from bench.kg_actions import DATASET, bucket_keys, cpu_ms, make_samples, write_seed_layout  # noqa: E402
-from ingest.kg.loader import load_path  # noqa: E402
+from bench.kg_actions import add_store_args, cpu_ms, loaded_store  # noqa: E402
 
 SHAPES = {
     "a row per bucket": "UNWIND $keys AS k MATCH (f:KGFacts {key: k}) RETURN k AS key, f.facts AS facts",
@@ -37,43 +34,35 @@ SHAPES = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--backend", choices=BACKENDS, default="neo4j")
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--triples", type=int, default=2000)
+    add_store_args(ap)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--queries", type=int, default=150)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="readshape-") as tmp:
-        work = Path(tmp)
-        samples = make_samples(args.samples, args.triples)
-        write_seed_layout(work / "data", samples)
-        with bench_store(args.backend, work / "store") as bs:
-            load_path(bs.store, work / "data", DATASET)
-            buckets = bucket_keys(bs.store, samples)
-            rng = random.Random(1)
+    with loaded_store(args.backend, args.samples, args.triples, "readshape-") as (bs, _, buckets):
+        rng = random.Random(1)
 
-            def read(text: str) -> None:
-                keys = rng.sample(buckets, args.batch)
-                bs.store.run_prepared(Prepared("kg_read_shape", text, {"keys": keys}, write=False))
+        def read(text: str) -> None:
+            keys = rng.sample(buckets, args.batch)
+            bs.store.run_prepared(Prepared("kg_read_shape", text, {"keys": keys}, write=False))
 
-            for text in SHAPES.values():  # warm-up (the JVM compiles each shape's path)
+        for text in SHAPES.values():  # warm-up (the JVM compiles each shape's path)
+            for _ in range(args.queries):
+                read(text)
+        print(f"{args.backend}: {len(buckets):,} buckets, {args.batch} per query; load average "
+              f"{os.getloadavg()[0]:.2f}")
+        print("| round | shape | wall ms per query | this process CPU us per bucket | "
+              "store CPU us per bucket |")
+        print("|---|---|---|---|---|")
+        me, per = os.getpid(), args.queries * args.batch
+        for rnd in (1, 2):
+            for name, text in SHAPES.items():
+                client, store, t0 = cpu_ms(me), cpu_ms(bs.pid), time.perf_counter()
                 for _ in range(args.queries):
                     read(text)
-            print(f"{args.backend}: {len(buckets):,} buckets, {args.batch} per query; load average "
-                  f"{os.getloadavg()[0]:.2f}")
-            print("| round | shape | wall ms per query | this process CPU us per bucket | "
-                  "store CPU us per bucket |")
-            print("|---|---|---|---|---|")
-            me, per = os.getpid(), args.queries * args.batch
-            for rnd in (1, 2):
-                for name, text in SHAPES.items():
-                    client, store, t0 = cpu_ms(me), cpu_ms(bs.pid), time.perf_counter()
-                    for _ in range(args.queries):
-                        read(text)
-                    wall = (time.perf_counter() - t0) * 1000 / args.queries
-                    print(f"| {rnd} | {name} | {wall:.2f} | {(cpu_ms(me) - client) * 1000 / per:.1f} | "
-                          f"{(cpu_ms(bs.pid) - store) * 1000 / per:.1f} |", flush=True)
-            print(f"load average at the end {os.getloadavg()[0]:.2f}")
+                wall = (time.perf_counter() - t0) * 1000 / args.queries
+                print(f"| {rnd} | {name} | {wall:.2f} | {(cpu_ms(me) - client) * 1000 / per:.1f} | "
+                      f"{(cpu_ms(bs.pid) - store) * 1000 / per:.1f} |", flush=True)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

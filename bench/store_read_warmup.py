@@ -14,47 +14,36 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.backends import BACKENDS, bench_store  # noqa: E402
-from bench.kg_actions import DATASET, bucket_keys, cpu_ms, make_samples, write_seed_layout  # noqa: E402
-from ingest.kg.loader import load_path  # noqa: E402
+from bench.kg_actions import add_store_args, cpu_ms, loaded_store  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--backend", choices=BACKENDS, default="neo4j")
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--triples", type=int, default=2000)
+    add_store_args(ap)
     ap.add_argument("--rounds", type=int, default=14)
     ap.add_argument("--per-round", type=int, default=2000)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="readwarm-") as tmp:
-        work = Path(tmp)
-        samples = make_samples(args.samples, args.triples)
-        write_seed_layout(work / "data", samples)
-        with bench_store(args.backend, work / "store") as bs:
-            report = load_path(bs.store, work / "data", DATASET)
-            buckets = bucket_keys(bs.store, samples)
-            print(f"{args.backend}: {report.triples:,} triples, {len(buckets):,} buckets; load average "
-                  f"{os.getloadavg()[0]:.2f}")
-            print("| round | wall ms per query | store CPU ms per query | this process (driver) CPU ms |")
-            print("|---|---|---|---|")
-            rng = random.Random(1)
-            me = os.getpid()
-            for rnd in range(1, args.rounds + 1):
-                pick = [rng.choice(buckets) for _ in range(args.per_round)]
-                client, store, t0 = cpu_ms(me), cpu_ms(bs.pid), time.perf_counter()
-                for key in pick:
-                    bs.store.run("kg_facts_by_key", {"keys": [key]})
-                n, wall = args.per_round, time.perf_counter() - t0
-                print(f"| {rnd} | {wall * 1000 / n:.3f} | {(cpu_ms(bs.pid) - store) / n:.3f} "
-                      f"| {(cpu_ms(me) - client) / n:.3f} |", flush=True)
-            print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    with loaded_store(args.backend, args.samples, args.triples, "readwarm-") as (bs, report, buckets):
+        print(f"{args.backend}: {report.triples:,} triples, {len(buckets):,} buckets; load average "
+              f"{os.getloadavg()[0]:.2f}")
+        print("| round | wall ms per query | store CPU ms per query | this process (driver) CPU ms |")
+        print("|---|---|---|---|")
+        rng = random.Random(1)
+        me = os.getpid()
+        for rnd in range(1, args.rounds + 1):
+            pick = [rng.choice(buckets) for _ in range(args.per_round)]
+            client, store, t0 = cpu_ms(me), cpu_ms(bs.pid), time.perf_counter()
+            for key in pick:
+                bs.store.run("kg_facts_by_key", {"keys": [key]})
+            n, wall = args.per_round, time.perf_counter() - t0
+            print(f"| {rnd} | {wall * 1000 / n:.3f} | {(cpu_ms(bs.pid) - store) / n:.3f} "
+                  f"| {(cpu_ms(me) - client) / n:.3f} |", flush=True)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
