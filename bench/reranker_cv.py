@@ -20,13 +20,16 @@ class Variant:
 
     balance: bool  # each training set weighs the same (else each candidate does)
     fit_pairs: bool  # refit the pair weights (else keep those in the code)
+    trees: bool = False  # boosted trees (bench/reranker_trees.py) instead of a logistic regression
 
     @property
     def name(self) -> str:
-        return f"{'balanced' if self.balance else 'pooled'}, {'fitted' if self.fit_pairs else 'code'} pairs"
+        model = "trees" if self.trees else "linear"
+        pairs = "fitted" if self.fit_pairs else "code"
+        return f"{model}, {'balanced' if self.balance else 'pooled'}, {pairs} pairs"
 
 
-VARIANTS = tuple(Variant(b, p) for b in (False, True) for p in (True, False))
+VARIANTS = tuple(Variant(b, p, t) for t in (False, True) for b in (False, True) for p in (True, False))
 
 
 def folds(n: int) -> tuple[list[int], list[int]]:

@@ -77,9 +77,11 @@ from app.retrieval.pairs import (  # noqa: E402
     term_weights,
 )
 from app.retrieval.rerank_features import FEATURES, feature_vector, model_score, model_weights  # noqa: E402
+from app.retrieval.rerank_trees import MODELS, TreeModel, model_path, tree_model  # noqa: E402
 from app.retrieval.scoring import Weights, score  # noqa: E402
 from app.retrieval.text import query_terms, tokenize  # noqa: E402
 from bench.reranker_cv import VARIANTS, Variant, best, cross_validate, macro, set_weights  # noqa: E402
+from bench.reranker_trees import fit_trees  # noqa: E402
 from ingest.chunk import chunk_document  # noqa: E402
 from ingest.entities import extract_heuristic  # noqa: E402
 from ingest.load import load_file, record_doc_id  # noqa: E402
@@ -225,10 +227,25 @@ def best_documents(corpus: Corpus, ids: np.ndarray, s: np.ndarray) -> tuple[list
     return docs, heads
 
 
-def ranked_docs(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, weights: tuple[float, ...],
-                bias: float, pair: tuple[float, ...] | None, pair_top: int) -> list[str]:
+@dataclass(frozen=True)
+class Linear:
+    """The linear reranker (rerank_features.WEIGHTS / BIAS form)."""
+
+    weights: tuple[float, ...]
+    bias: float
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """sigmoid(w . x + b) of every row, as rerank_features.model_score."""
+        return np.array([model_score(list(row), self.weights, self.bias) for row in x])
+
+
+Reranker = Linear | TreeModel
+
+
+def ranked_docs(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, reranker: Reranker,
+                pair: tuple[float, ...] | None, pair_top: int) -> list[str]:
     """Distinct documents, best first: the reranker's order, the chosen pair first when ``pair``."""
-    s = np.array([model_score(list(row), weights, bias) for row in x])
+    s = reranker.probabilities(x)
     docs, heads = best_documents(corpus, ids, s)
     if pair is None or len(heads) < 2:
         return docs
@@ -247,10 +264,10 @@ def recall_of(corpus: Corpus, ranked: list[list[str]]) -> list[float]:
     return [round(float(v), 4) for v in np.mean(out, axis=0)]
 
 
-def recall(corpus: Corpus, data: Data, weights: tuple[float, ...], bias: float,
-           pair: tuple[float, ...] | None = None, pair_top: int = 8) -> list[float]:
-    """Mean recall@2/5/10 under ``weights`` (and ``pair``)."""
-    return recall_of(corpus, [ranked_docs(corpus, qi, ids, x, weights, bias, pair, pair_top)
+def recall(corpus: Corpus, data: Data, reranker: Reranker, pair: tuple[float, ...] | None = None,
+           pair_top: int = 8) -> list[float]:
+    """Mean recall@2/5/10 under ``reranker`` (and ``pair``)."""
+    return recall_of(corpus, [ranked_docs(corpus, qi, ids, x, reranker, pair, pair_top)
                               for qi, (ids, x, _) in enumerate(data)])
 
 
@@ -270,13 +287,13 @@ def single_retrievers(corpus: Corpus) -> dict[str, list[float]]:
     return {"vector": recall_of(corpus, vec), "bm25": recall_of(corpus, lex)}
 
 
-def pair_examples(corpus: Corpus, data: Data, weights: tuple[float, ...], bias: float,
+def pair_examples(corpus: Corpus, data: Data, reranker: Reranker,
                   pair_top: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair of each question's ``pair_top`` best documents (under ``weights``): PAIR_FEATURES rows
+    """Every pair of each question's ``pair_top`` best documents (under ``reranker``): PAIR_FEATURES rows
     and labels (both supporting)."""
     rows, labels = [], []
     for (ids, x, y), (question, _) in zip(data, corpus.questions, strict=True):
-        s = np.array([model_score(list(row), weights, bias) for row in x])
+        s = reranker.probabilities(x)
         head = best_documents(corpus, ids, s)[1][:pair_top]
         qw = term_weights(question, corpus.bm25.idf)
         for i, j, f in pair_rows([logit(s[k]) for k in head], [corpus.tokens[ids[k]] for k in head], qw):
@@ -285,23 +302,30 @@ def pair_examples(corpus: Corpus, data: Data, weights: tuple[float, ...], bias: 
     return np.array(rows), np.array(labels)
 
 
-def report(spec: str, corpus: Corpus, data: Data, fitted: tuple[tuple[float, ...], float],
-           pair: tuple[float, ...], pair_top: int) -> dict[str, object]:
-    """Recall@2/5/10 of one test set: single retrievers, the weights in the code, the fitted ones."""
-    weights, bias = model_weights(corpus.untitled)
-    code_pair = PAIR_WEIGHTS_UNTITLED if corpus.untitled else PAIR_WEIGHTS
+def code_models(untitled: bool) -> tuple[Reranker | None, Reranker, tuple[float, ...]]:
+    """The app's shipped rerankers for a kind of corpus: (trees, None before the first fit; linear; pair
+    weights)."""
+    trees = tree_model(untitled) if model_path(untitled).exists() else None
+    return trees, Linear(*model_weights(untitled)), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS
+
+
+def report(spec: str, corpus: Corpus, data: Data, fitted: Reranker, pair: tuple[float, ...],
+           pair_top: int) -> dict[str, object]:
+    """Recall@2/5/10 of one test set: single retrievers, the models in the code, the fitted one."""
+    trees, linear, code_pair = code_models(corpus.untitled)
     return {
         "spec": spec, "questions": len(corpus.questions), "untitled": corpus.untitled,
         "title_links": round(corpus.graph.title_links, 4), **single_retrievers(corpus),
-        "code_no_pair": recall(corpus, data, weights, bias),
-        "code": recall(corpus, data, weights, bias, code_pair, pair_top),
-        "fitted_no_pair": recall(corpus, data, *fitted),
-        "fitted_code_pairs": recall(corpus, data, *fitted, code_pair, pair_top),
-        "fitted": recall(corpus, data, *fitted, pair, pair_top),
+        **({} if trees is None else {"code_no_pair": recall(corpus, data, trees),
+                                     "code": recall(corpus, data, trees, code_pair, pair_top)}),
+        "code_linear": recall(corpus, data, linear, code_pair, pair_top),
+        "fitted_no_pair": recall(corpus, data, fitted),
+        "fitted_code_pairs": recall(corpus, data, fitted, code_pair, pair_top),
+        "fitted": recall(corpus, data, fitted, pair, pair_top),
     }
 
 
-Model = tuple[tuple[float, ...], float, tuple[float, ...]]  # reranker weights, bias, pair weights
+Model = tuple[Reranker, tuple[float, ...]]  # reranker, pair weights
 
 
 def subset(corpus: Corpus, data: Data, idx: list[int]) -> tuple[Corpus, Data]:
@@ -310,24 +334,29 @@ def subset(corpus: Corpus, data: Data, idx: list[int]) -> tuple[Corpus, Data]:
 
 
 def fit(sets: list[tuple[Corpus, Data]], variant: Variant, c: float, pair_top: int) -> Model:
-    """A class-balanced logistic regression over every candidate of ``sets``, then the pair weights under
-    it (or those in the code), as ``variant`` says."""
+    """Boosted trees (``variant.trees``, bench/reranker_trees.py) or a class-balanced logistic regression
+    over every candidate of ``sets``, then the pair weights under it (or those in the code), as
+    ``variant`` says."""
     from sklearn.linear_model import LogisticRegression
 
     x = np.concatenate([row[1] for _, data in sets for row in data])
     y = np.concatenate([row[2] for _, data in sets for row in data])
     sw = set_weights([sum(len(row[2]) for row in data) for _, data in sets], variant.balance)
-    model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced").fit(x, y, sample_weight=sw)
-    weights = tuple(round(float(w), 3) for w in model.coef_.ravel())
-    bias = round(float(model.intercept_[0]), 3)
+    reranker: Reranker
+    if variant.trees:
+        reranker = fit_trees(x, y, sw, FEATURES)
+    else:
+        model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced").fit(x, y, sample_weight=sw)
+        reranker = Linear(tuple(round(float(w), 3) for w in model.coef_.ravel()),
+                          round(float(model.intercept_[0]), 3))
     if not variant.fit_pairs:
-        return weights, bias, PAIR_WEIGHTS_UNTITLED if sets[0][0].untitled else PAIR_WEIGHTS
-    pairs = [pair_examples(corpus, data, weights, bias, pair_top) for corpus, data in sets]
+        return reranker, PAIR_WEIGHTS_UNTITLED if sets[0][0].untitled else PAIR_WEIGHTS
+    pairs = [pair_examples(corpus, data, reranker, pair_top) for corpus, data in sets]
     px = np.concatenate([p[0] for p in pairs])
     py = np.concatenate([p[1] for p in pairs])
     psw = set_weights([len(p[1]) for p in pairs], variant.balance)
     pair_model = LogisticRegression(C=c, max_iter=5000).fit(px, py, sample_weight=psw)
-    return weights, bias, tuple(round(float(w), 2) for w in pair_model.coef_.ravel())
+    return reranker, tuple(round(float(w), 2) for w in pair_model.coef_.ravel())
 
 
 def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Variant, dict[str, object]]:
@@ -335,17 +364,20 @@ def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Va
     every variant's macro recall (the weights in the code too, for comparison)."""
     def score(model: Model, idx: list[list[int]]) -> list[list[float]]:
         parts = [subset(corpus, data, i) for (corpus, data), i in zip(sets, idx, strict=True)]
-        return [recall(corpus, data, model[0], model[1], model[2], pair_top) for corpus, data in parts]
+        return [recall(corpus, data, model[0], model[1], pair_top) for corpus, data in parts]
 
     sizes = [len(data) for _, data in sets]
     per_set = {v: cross_validate(sizes, lambda idx, v=v: fit(  # type: ignore[misc]
         [subset(corpus, data, i) for (corpus, data), i in zip(sets, idx, strict=True)], v, c, pair_top),
         score) for v in VARIANTS}
     untitled = sets[0][0].untitled
-    code = (*model_weights(untitled), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS)
+    trees, linear, code_pair = code_models(untitled)
     table: dict[str, object] = {v.name: {"macro": macro(r), "per_set": r} for v, r in per_set.items()}
-    r = cross_validate(sizes, lambda idx: code, score)
-    table["weights in the code"] = {"macro": macro(r), "per_set": r}
+    for name, reranker in (("trees in the code", trees), ("linear weights in the code", linear)):
+        if reranker is None:
+            continue
+        r = cross_validate(sizes, lambda idx, m=reranker: (m, code_pair), score)  # type: ignore[misc]
+        table[name] = {"macro": macro(r), "per_set": r}
     table["single retrievers"] = [single_retrievers(corpus) for corpus, _ in sets]
     return best({v: macro(r) for v, r in per_set.items()}), table
 
@@ -359,6 +391,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     ap.add_argument("--pair-top", type=int, default=8, help="documents paired (NEORAG_RETRIEVAL_PAIR_TOP)")
     ap.add_argument("--json-out", type=Path, help="write the weights and every test set's recall here")
+    ap.add_argument("--write-model", action="store_true",
+                    help="write fitted trees into app/retrieval/models/ (else beside --json-out)")
     ap.add_argument("--entity-top", type=int, help="chunks of highest entity overlap joining the candidates "
                     "(MultihopParams.entity_top; default: the app's for each kind of corpus)")
     args = ap.parse_args(argv)
@@ -377,19 +411,27 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     variant, cv = choose(sets, args.c, args.pair_top)
     for name, r in cv.items():
         print(f"# cross-validated on the training sets: {name}: {r}")
-    weights, bias, pair = fit(sets, variant, args.c, args.pair_top)
+    reranker, pair = fit(sets, variant, args.c, args.pair_top)
     n_questions = sum(len(data) for _, data in sets)
     print(f"# chosen: {variant.name}; fitted on {n_questions} questions")
-    print(f"WEIGHTS{suffix} = {weights}  # {FEATURES}")
-    print(f"BIAS{suffix} = {bias}")
+    out: dict[str, object] = {"train": args.train, "variant": variant.name, "pair_weights": pair,
+                              "entity_top": {"titled": PARAMS[False].entity_top,
+                                             "untitled": PARAMS[True].entity_top},
+                              "cross_validation": cv, "tests": []}
+    if isinstance(reranker, TreeModel):
+        name = f"reranker_trees{suffix.lower()}.json"
+        target = (MODELS if args.write_model else args.json_out.parent if args.json_out else Path(".")) / name
+        target.write_text(json.dumps(reranker.to_dict()), encoding="utf-8")
+        print(f"# {len(reranker.feature)} trees written to {target}")
+        out["trees"] = str(target)
+    else:
+        print(f"WEIGHTS{suffix} = {reranker.weights}  # {FEATURES}")
+        print(f"BIAS{suffix} = {reranker.bias}")
+        out.update(weights=reranker.weights, bias=reranker.bias)
     print(f"PAIR_WEIGHTS{suffix} = {pair}  # {PAIR_FEATURES}")
-    entity_top = {"titled": PARAMS[False].entity_top, "untitled": PARAMS[True].entity_top}
-    out: dict[str, object] = {"train": args.train, "entity_top": entity_top, "cross_validation": cv,
-                              "variant": variant.name, "weights": weights, "bias": bias,
-                              "pair_weights": pair, "tests": []}
     for spec in args.test:
         corpus = load(spec, embedder, args.cache)
-        row = report(spec, corpus, examples(corpus), (weights, bias), pair, args.pair_top)
+        row = report(spec, corpus, examples(corpus), reranker, pair, args.pair_top)
         out["tests"].append(row)  # type: ignore[attr-defined]
         print(json.dumps(row))
     if args.json_out:

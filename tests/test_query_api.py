@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.core.config import Settings
-from app.retrieval.rerank_features import BIAS, FEATURES, WEIGHTS
+from app.retrieval.rerank_features import FEATURES
+from app.retrieval.rerank_trees import tree_model
 from app.services.container import Services
 from tests.support.apps import app_client
 from tests.support.backends import Backend
@@ -69,7 +71,11 @@ def test_ranking_preview_fields(client: Any) -> None:
         # default multi-hop ranking: final = the feature reranker's score of the item's own features
         paired = ["pair", "coverage"] if item["pair_with"] else []
         assert list(item["features"]) == [*FEATURES, *paired]
-        z = BIAS + sum(w * item["features"][f] for w, f in zip(WEIGHTS, FEATURES, strict=True))
+        x = np.array([[item["features"][f] for f in FEATURES]])
+        assert item["final_score"] == pytest.approx(float(tree_model().probabilities(x)[0]), abs=1e-4)
+        # the contributions explain the score: bias + one share per feature = logit(final_score)
+        assert list(item["contributions"]) == ["bias", *FEATURES]
+        z = sum(item["contributions"].values())
         assert item["final_score"] == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-4)
     first, second, *rest = body["items"]  # the pair stage's two, then the reranker's order
     assert (first["pair_with"], second["pair_with"]) == (second["id"], first["id"])

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.core.config import Settings
@@ -25,9 +26,16 @@ from app.retrieval.rerank_features import (
     feature_vector,
     model_score,
 )
+from app.retrieval.rerank_trees import tree_model
+from app.retrieval.scoring import Candidate
 from app.services.container import Services, build_services
 from tests.support.backends import Backend
 from tests.support.retrieval_graph import CORPUS, QUESTIONS, ingested_graph
+
+
+def trees_score(c: Candidate, untitled: bool = False) -> float:
+    """The shipped trees' score of a candidate's features."""
+    return float(tree_model(untitled).probabilities(np.array([feature_vector(c)]))[0])
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +119,9 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
         for c in result.candidates:
             paired = ["pair", "coverage"] if c.pair_rank else []
             assert c.features is not None and list(c.features) == [*FEATURES, *paired]
-            assert c.final == pytest.approx(model_score(feature_vector(c)))
+            assert c.final == pytest.approx(trees_score(c))  # the boosted trees, the default reranker
+            assert c.contributions is not None and list(c.contributions) == ["bias", *FEATURES]
+            assert sum(c.contributions.values()) == pytest.approx(logit(c.final), abs=1e-4)
             assert 0.0 < c.final < 1.0
             reasons.update(c.reasons)
             if "bridge" in c.reasons:
@@ -147,6 +157,11 @@ def test_corpus_titled_by_ids_leaves_the_title_signals_out(backend: Backend, tmp
             assert {"vector", "bm25"} <= reasons and not reasons & {"title", "bridge"}
             for c in result.candidates:
                 assert c.title_match == 0.0 and c.bridge == 0.0
+                assert c.final == pytest.approx(trees_score(c, untitled=True))
+            linear_opts = options_from_settings(services, ablate=frozenset({"trees"}))
+            linear = retrieve(services, q["question"], linear_opts)
+            assert linear.untitled and linear.candidates
+            for c in linear.candidates:  # the linear reranker, fitted without titles too
                 untitled = model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED)
                 assert c.final == pytest.approx(untitled)
     finally:

@@ -33,6 +33,7 @@ from app.retrieval.rerank_features import (
     rank_feature,
     rerank_by_features,
 )
+from app.retrieval.rerank_trees import tree_model
 from app.retrieval.scoring import Candidate
 from ingest.cooccur import PairCount, association, cooccur_rows, top_partners
 
@@ -193,10 +194,17 @@ def test_untitled_corpus_scores_with_the_untitled_weights() -> None:
     assert all(WEIGHTS_UNTITLED[FEATURES.index(f)] == 0.0 for f in title_features)
     c = Candidate("x", score_raw=0.8, bm25=0.5, vector_rank=1, bm25_rank=4)
     c.base_norm, c.ppr, c.overlap = 1.0, 0.25, 0.5
-    rerank_by_features([c], untitled=True)
+    rerank_by_features([c], untitled=True, trees=False)
     assert c.final == pytest.approx(model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED))
-    rerank_by_features([c])
+    assert c.contributions == pytest.approx(
+        {"bias": BIAS_UNTITLED, **{f: w * v for f, w, v in zip(FEATURES, WEIGHTS_UNTITLED, feature_vector(c),
+                                                                strict=True)}}, abs=1e-6)
+    rerank_by_features([c], trees=False)
     assert c.final == pytest.approx(model_score(feature_vector(c)))
+    rerank_by_features([c], untitled=True)  # the default: the trees fitted without titles
+    x = np.array([feature_vector(c)])
+    assert c.final == pytest.approx(float(tree_model(True).probabilities(x)[0]))
+    assert c.final != pytest.approx(float(tree_model().probabilities(x)[0]))
 
 
 def test_bridge_strength_is_relative_to_the_best_first_stage_chunk_even_one_the_graph_lacks() -> None:

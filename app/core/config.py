@@ -243,6 +243,9 @@ class Settings(BaseSettings):
     retrieval_ppr_eps: float = Field(
         1e-5, gt=0, lt=1, description="multihop: PageRank push tolerance (a chunk score is within eps x its "
         "entity count; smaller = more exact, slower).")
+    retrieval_reranker: Literal["trees", "linear"] = Field(
+        "trees", description="multihop: the feature reranker: 'trees' (boosted trees, "
+        "app/retrieval/models/) or 'linear' (the logistic weights of app/retrieval/rerank_features.py).")
     retrieval_pair_top: int = Field(
         8, ge=0, description="multihop: best documents among which results 1 and 2 are chosen as a pair "
         "(question-word coverage of the two together; 0 or 1 = off).")

@@ -150,8 +150,9 @@ def retrieve(
             c for c in candidates if c.vector_rank or c.bm25_rank or (c.score_raw or 0.0) >= opts.min_vector
         ]
     score(candidates, weights)
+    trees = services.settings.retrieval_reranker == "trees" and "trees" not in opts.ablate
     if multihop:
-        rerank_by_features(candidates, result.untitled)
+        rerank_by_features(candidates, result.untitled, trees)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
         head = rank(candidates)[: services.settings.rerank_top_n]
@@ -159,7 +160,7 @@ def retrieve(
         rerank_candidates(services, question, head)
         score(candidates, weights)
         if multihop:
-            rerank_by_features(candidates, result.untitled)
+            rerank_by_features(candidates, result.untitled, trees)
         result.timings_ms["rerank"] = _ms(t)
     if multihop:
         t = time.perf_counter()

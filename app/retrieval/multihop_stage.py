@@ -33,7 +33,8 @@ from app.retrieval.pairs import apply_pair, pair_heads
 from app.retrieval.scoring import Candidate, rank
 from app.services.container import Services
 
-ABLATIONS = ("title", "bridge", "ppr", "pair")
+# default-X in `neorag eval retrieval`: signal X off; "trees": the linear reranker instead of the trees
+ABLATIONS = ("title", "bridge", "ppr", "pair", "trees")
 
 
 def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(),

@@ -28,7 +28,7 @@ class RetrievalOptions:
     rerank: bool = True
     texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
     graph_mode: str = "multihop"  # "multihop" (multihop_stage.py) or "bonus" (expand.py)
-    ablate: frozenset[str] = frozenset()  # multihop signals off: title, bridge, ppr, pair (evaluation)
+    ablate: frozenset[str] = frozenset()  # multihop signals off: title, bridge, ppr, pair, trees (evaluation)
 
 
 @dataclass

@@ -73,6 +73,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
             "rerank_score": ans.round6(c.rerank),
             "title": c.title,
             "features": c.features,
+            "contributions": c.contributions,
             "pair_with": c.pair_with,
         }
         for c in result.top

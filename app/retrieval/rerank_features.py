@@ -1,4 +1,4 @@
-"""Feature reranker: a linear model over the signals retrieval already has (no model download, no GPU).
+"""Feature reranker: a model over the signals retrieval already has (no model download, no GPU).
 
 Features of a candidate (all in [0, 1]):
 
@@ -18,17 +18,27 @@ bridge_b   bridge x bm25
 ppr_v      ppr x vector_n
 =========  =================================================================================
 
-``final = sigmoid(w . x + b)``. The weights are a class-balanced logistic regression fitted on **train**
-questions only: the fit halves of the issue-24 train pools (2WikiMultihopQA train 501, HotpotQA train 41,
-MuSiQue train 82; supporting paragraphs as positives, every other candidate as a negative), chosen and fitted
-by ``bench/train_reranker.py`` and checked on the pools' held-out halves (docs/BENCHMARKS.md, "Issue 24:
-reranker refitted on train questions"). No dev or test question of any dataset took part.
+Two models, both fitted on **train** questions only (the fit halves of the issue-24 train pools:
+2WikiMultihopQA train 501, HotpotQA train 41, MuSiQue train 82; supporting paragraphs as positives, every
+other candidate as a negative), chosen by cross-validation inside those halves and fitted by
+``bench/train_reranker.py``, checked on the pools' held-out halves (docs/BENCHMARKS.md, issue 24). No dev or
+test question of any dataset took part.
+
+- ``trees`` (``NEORAG_RETRIEVAL_RERANKER=trees``, the default): boosted regression trees
+  (``app.retrieval.rerank_trees``, ``app/retrieval/models/*.json``); they learn what a sum of weights
+  cannot, e.g. that a bridge counts only when the bridged chunk also matches the question's words.
+- ``linear``: ``final = sigmoid(w . x + b)``, a class-balanced logistic regression (``WEIGHTS``).
+
+Either way ``contributions`` splits the log-odds into a share per feature and a ``bias``.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from app.retrieval.rerank_trees import sigmoid, tree_model
 from app.retrieval.scoring import Candidate
 
 FEATURES = (
@@ -81,13 +91,24 @@ def model_weights(untitled: bool = False) -> tuple[tuple[float, ...], float]:
     return (WEIGHTS_UNTITLED, BIAS_UNTITLED) if untitled else (WEIGHTS, BIAS)
 
 
-def rerank_by_features(candidates: list[Candidate], untitled: bool = False) -> None:
-    """Set ``features`` and ``final`` on every candidate, in place: the model's score (``untitled``: the
-    weights fitted without titles), averaged with an external reranker's score where one ran (``rerank``)."""
+def linear_contributions(x: np.ndarray, untitled: bool = False) -> tuple[float, np.ndarray]:
+    """(bias, candidates x features) of the linear model: w_i x_i per feature; they sum to its logit."""
     weights, bias = model_weights(untitled)
-    for c in candidates:
-        x = feature_vector(c)
-        c.features = dict(zip(FEATURES, (round(v, 6) for v in x), strict=True))
-        c.final = model_score(x, weights, bias)
-        if c.rerank is not None:
-            c.final = 0.5 * c.final + 0.5 * c.rerank
+    return bias, x * np.asarray(weights)
+
+
+def rerank_by_features(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
+    """Set ``features``, ``contributions`` and ``final`` on every candidate, in place: the model's score
+    (``trees``: the boosted trees, else the linear weights; ``untitled``: the model fitted without titles),
+    averaged with an external reranker's score where one ran (``rerank``). ``contributions`` splits the
+    model's log-odds into a share per feature plus ``bias``."""
+    if not candidates:
+        return
+    x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
+    bias, parts = tree_model(untitled).contributions(x) if trees else linear_contributions(x, untitled)
+    final = sigmoid(bias + parts.sum(axis=1))
+    for c, row, share, p in zip(candidates, x.tolist(), parts.tolist(), final.tolist(), strict=True):
+        c.features = dict(zip(FEATURES, (round(v, 6) for v in row), strict=True))
+        c.contributions = {"bias": round(bias, 6), **{f: round(v, 6) for f, v in zip(FEATURES, share,
+                                                                                      strict=True)}}
+        c.final = p if c.rerank is None else 0.5 * p + 0.5 * c.rerank

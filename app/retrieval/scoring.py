@@ -122,6 +122,7 @@ class Candidate:
     ppr: float = 0.0
     overlap: float = 0.0
     features: dict[str, float] | None = None
+    contributions: dict[str, float] | None = None  # each feature's share of logit(final), plus "bias"
     pair_rank: int | None = None  # 1 or 2: chosen as a pair (app/retrieval/pairs.py)
     pair_with: str | None = None
 

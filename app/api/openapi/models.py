@@ -81,6 +81,9 @@ class RankingItem(_Open):
     rel_conf: float | None
     features: dict[str, float] | None = Field(
         None, description="multihop: the reranker's inputs; the chosen pair also has `pair` and `coverage`")
+    contributions: dict[str, float] | None = Field(
+        None, description="multihop: each feature's share of the reranker's log-odds, and `bias`; they sum "
+        "to logit(final_score)")
     pair_with: str | None = Field(
         None, description="multihop: the other item of the pair chosen as items 1 and 2")
 
