@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from app.retrieval.rerank_features import FEATURES, rerank_by_features
+from app.retrieval.rerank_features import FEATURES, explain, rerank_by_features
 from app.retrieval.rerank_trees import TreeModel, model_path, sigmoid, tree_model
 from app.retrieval.scoring import Candidate
 from bench.reranker_trees import export, fit_trees
@@ -79,6 +79,7 @@ def test_a_bridged_chunk_that_matches_the_question_outscores_an_unbridged_one() 
 
     plain, bridged = cand(0.0), cand(1.0)
     rerank_by_features([plain, bridged])
+    explain([plain, bridged])
     assert bridged.final > plain.final
     assert plain.contributions is not None and bridged.contributions is not None
     assert bridged.contributions["bridge"] > plain.contributions["bridge"]
@@ -86,6 +87,7 @@ def test_a_bridged_chunk_that_matches_the_question_outscores_an_unbridged_one() 
         logit = float(np.log(c.final / (1 - c.final)))
         assert sum(c.contributions.values()) == pytest.approx(logit, abs=1e-5)
     rerank_by_features([])  # nothing to score
+    explain([])
 
 
 def test_sigmoid_does_not_overflow() -> None:

@@ -23,6 +23,7 @@ from app.retrieval.rerank_features import (
     BIAS_UNTITLED,
     FEATURES,
     WEIGHTS_UNTITLED,
+    explain,
     feature_vector,
     model_score,
 )
@@ -120,12 +121,16 @@ def test_multihop_default_scores_every_candidate_with_the_feature_model(
             paired = ["pair", "coverage"] if c.pair_rank else []
             assert c.features is not None and list(c.features) == [*FEATURES, *paired]
             assert c.final == pytest.approx(trees_score(c))  # the boosted trees, the default reranker
-            assert c.contributions is not None and list(c.contributions) == ["bias", *FEATURES]
-            assert sum(c.contributions.values()) == pytest.approx(logit(c.final), abs=1e-4)
+            assert c.contributions is None  # explain() fills them for the items a response shows
             assert 0.0 < c.final < 1.0
             reasons.update(c.reasons)
             if "bridge" in c.reasons:
                 assert c.bridge > 0 and c.via in {x.id for x in result.candidates}
+        assert result.reranker == "trees"
+        explain(result.candidates, result.untitled)
+        for c in result.candidates:
+            assert c.contributions is not None and list(c.contributions) == ["bias", *FEATURES]
+            assert sum(c.contributions.values()) == pytest.approx(logit(c.final), abs=1e-4)
         first, second, *rest = result.candidates  # the chosen pair, then the reranker's order
         assert (first.pair_rank, second.pair_rank) == (1, 2) and first.final >= second.final
         assert (first.pair_with, second.pair_with) == (second.id, first.id)
@@ -160,7 +165,7 @@ def test_corpus_titled_by_ids_leaves_the_title_signals_out(backend: Backend, tmp
                 assert c.final == pytest.approx(trees_score(c, untitled=True))
             linear_opts = options_from_settings(services, ablate=frozenset({"trees"}))
             linear = retrieve(services, q["question"], linear_opts)
-            assert linear.untitled and linear.candidates
+            assert linear.untitled and linear.candidates and linear.reranker == "linear"
             for c in linear.candidates:  # the linear reranker, fitted without titles too
                 untitled = model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED)
                 assert c.final == pytest.approx(untitled)

@@ -27,6 +27,7 @@ from app.retrieval.rerank_features import (
     FEATURES,
     WEIGHTS,
     WEIGHTS_UNTITLED,
+    explain,
     feature_vector,
     model_score,
     model_weights,
@@ -196,6 +197,7 @@ def test_untitled_corpus_scores_with_the_untitled_weights() -> None:
     c.base_norm, c.ppr, c.overlap = 1.0, 0.25, 0.5
     rerank_by_features([c], untitled=True, trees=False)
     assert c.final == pytest.approx(model_score(feature_vector(c), WEIGHTS_UNTITLED, BIAS_UNTITLED))
+    explain([c], untitled=True, trees=False)
     assert c.contributions == pytest.approx(
         {"bias": BIAS_UNTITLED, **{f: w * v for f, w, v in zip(FEATURES, WEIGHTS_UNTITLED, feature_vector(c),
                                                                 strict=True)}}, abs=1e-6)

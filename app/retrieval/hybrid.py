@@ -152,6 +152,7 @@ def retrieve(
     score(candidates, weights)
     trees = services.settings.retrieval_reranker == "trees" and "trees" not in opts.ablate
     if multihop:
+        result.reranker = "trees" if trees else "linear"
         rerank_by_features(candidates, result.untitled, trees)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()

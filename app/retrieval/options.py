@@ -44,6 +44,7 @@ class RetrievalResult:
     empty_graph: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     untitled: bool = False  # multi-hop: the corpus has no usable titles (title and bridge signals off)
+    reranker: str | None = None  # multi-hop: "trees" or "linear" (rerank_features), None otherwise
 
     @property
     def top(self) -> list[Candidate]:

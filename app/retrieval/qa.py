@@ -17,6 +17,7 @@ from app.retrieval import citations
 from app.retrieval.answer import ContextItem
 from app.retrieval.hybrid import retrieve
 from app.retrieval.options import RetrievalResult, options_from_settings
+from app.retrieval.rerank_features import explain
 from app.retrieval.rewrite import rewrite_question
 from app.retrieval.state import caches
 from app.services.container import Services
@@ -53,6 +54,8 @@ class Prepared:
 def preview(services: Services, question: str, top_k: int | None = None) -> dict[str, Any]:
     """The POST /ranking/preview body: every scored candidate's fields, best first."""
     result = retrieve(services, question, options_from_settings(services, top_k, texts=False))
+    if result.reranker is not None:
+        explain(result.top, result.untitled, result.reranker == "trees")
     items = [
         {
             "id": c.id,

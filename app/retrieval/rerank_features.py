@@ -98,17 +98,31 @@ def linear_contributions(x: np.ndarray, untitled: bool = False) -> tuple[float, 
 
 
 def rerank_by_features(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
-    """Set ``features``, ``contributions`` and ``final`` on every candidate, in place: the model's score
-    (``trees``: the boosted trees, else the linear weights; ``untitled``: the model fitted without titles),
-    averaged with an external reranker's score where one ran (``rerank``). ``contributions`` splits the
-    model's log-odds into a share per feature plus ``bias``."""
+    """Set ``features`` and ``final`` on every candidate, in place: the model's score (``trees``: the
+    boosted trees, else the linear weights; ``untitled``: the model fitted without titles), averaged with
+    an external reranker's score where one ran (``rerank``)."""
+    if not candidates:
+        return
+    rows = [feature_vector(c) for c in candidates]
+    x = np.array(rows, dtype=np.float64)
+    if trees:
+        final = tree_model(untitled).probabilities(x).tolist()
+    else:
+        weights, bias = model_weights(untitled)
+        final = sigmoid(x @ np.asarray(weights) + bias).tolist()
+    for c, row, p in zip(candidates, np.round(x, 6).tolist(), final, strict=True):
+        c.features = dict(zip(FEATURES, row, strict=True))
+        c.final = p if c.rerank is None else 0.5 * p + 0.5 * c.rerank
+
+
+def explain(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
+    """Set ``contributions`` on the given (already scored) candidates: the model's log-odds split into
+    ``bias`` and a share per feature (``app.retrieval.rerank_trees``; linear: w_i x_i). Only the items a
+    response shows need it, so it runs on those alone."""
     if not candidates:
         return
     x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
     bias, parts = tree_model(untitled).contributions(x) if trees else linear_contributions(x, untitled)
-    final = sigmoid(bias + parts.sum(axis=1))
-    for c, row, share, p in zip(candidates, x.tolist(), parts.tolist(), final.tolist(), strict=True):
-        c.features = dict(zip(FEATURES, (round(v, 6) for v in row), strict=True))
+    for c, share in zip(candidates, parts.tolist(), strict=True):
         c.contributions = {"bias": round(bias, 6), **{f: round(v, 6) for f, v in zip(FEATURES, share,
                                                                                       strict=True)}}
-        c.final = p if c.rerank is None else 0.5 * p + 0.5 * c.rerank

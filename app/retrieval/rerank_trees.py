@@ -73,15 +73,27 @@ class TreeModel:
         return {"features": list(self.features), "baseline": self.baseline, "depth": self.depth,
                 "trees": trees}
 
+    def _flat(self) -> tuple[np.ndarray, ...]:
+        """Nodes of all trees in one array each (children as flat indexes), and each root's index."""
+        flat = self.__dict__.get("_flat_arrays")
+        if flat is None:
+            trees, width = self.feature.shape
+            offset = (np.arange(trees, dtype=np.int64) * width)[:, None]
+            flat = (self.feature.ravel(), self.threshold.ravel(), (self.left + offset).ravel(),
+                    (self.right + offset).ravel(), self.value.ravel(), offset.ravel())
+            object.__setattr__(self, "_flat_arrays", flat)  # frozen: cached once per model
+        return flat
+
     def _walk(self, x: np.ndarray) -> list[np.ndarray]:
-        """Node index per (candidate, tree) at each level, root first."""
-        trees = np.arange(self.feature.shape[0])[None, :]
-        rows = np.arange(x.shape[0])[:, None]
-        node = np.zeros((x.shape[0], self.feature.shape[0]), dtype=np.int64)
+        """Flat node index per (candidate, tree) at each level, roots first."""
+        feature, threshold, left, right, _, roots = self._flat()
+        node = np.broadcast_to(roots, (x.shape[0], roots.size))
+        base = (np.arange(x.shape[0], dtype=np.int64) * x.shape[1])[:, None]
+        flat_x = np.ascontiguousarray(x, dtype=np.float64).ravel()
         path = [node]
         for _ in range(self.depth):
-            go_left = x[rows, self.feature[trees, node]] <= self.threshold[trees, node]
-            node = np.where(go_left, self.left[trees, node], self.right[trees, node])
+            go_left = flat_x[base + feature[node]] <= threshold[node]
+            node = np.where(go_left, left[node], right[node])
             path.append(node)
         return path
 
@@ -89,9 +101,8 @@ class TreeModel:
         """The log-odds of every row of ``x`` (candidates x features)."""
         if x.shape[0] == 0:
             return np.zeros(0)
-        leaf = self._walk(x)[-1]
-        trees = np.arange(self.feature.shape[0])[None, :]
-        return self.baseline + self.value[trees, leaf].sum(axis=1)
+        value = self._flat()[4]
+        return self.baseline + value[self._walk(x)[-1]].sum(axis=1)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """sigmoid(raw) of every row of ``x``."""
@@ -99,15 +110,15 @@ class TreeModel:
 
     def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(bias, candidates x features): each feature's share of the log-odds; they sum to ``raw``."""
-        trees = np.arange(self.feature.shape[0])[None, :]
-        out = np.zeros((x.shape[0], len(self.features)))
+        feature, _, _, _, value, roots = self._flat()
+        n, width = x.shape[0], len(self.features)
+        slots = (np.arange(n, dtype=np.int64) * width)[:, None]
+        out = np.zeros(n * width)
         path = self._walk(x)
         for node, child in zip(path, path[1:], strict=False):
-            moved = self.value[trees, child] - self.value[trees, node]
-            moved[child == node] = 0.0
-            rows = np.broadcast_to(np.arange(x.shape[0])[:, None], node.shape)
-            np.add.at(out, (rows, self.feature[trees, node]), moved)
-        return self.baseline + float(self.value[:, 0].sum()), out
+            out += np.bincount((slots + feature[node]).ravel(), weights=(value[child] - value[node]).ravel(),
+                               minlength=n * width)  # a leaf is its own child: it moves nothing
+        return self.baseline + float(value[roots].sum()), out.reshape(n, width)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
