@@ -359,7 +359,8 @@ def fit(sets: list[tuple[Corpus, Data]], variant: Variant, c: float, pair_top: i
     return reranker, tuple(round(float(w), 2) for w in pair_model.coef_.ravel())
 
 
-def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Variant, dict[str, object]]:
+def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int,
+           variants: tuple[Variant, ...] = VARIANTS) -> tuple[Variant, dict[str, object]]:
     """Two-fold cross-validation inside the training sets (bench/reranker_cv.py): the best variant, and
     every variant's macro recall (the weights in the code too, for comparison)."""
     def score(model: Model, idx: list[list[int]]) -> list[list[float]]:
@@ -369,7 +370,7 @@ def choose(sets: list[tuple[Corpus, Data]], c: float, pair_top: int) -> tuple[Va
     sizes = [len(data) for _, data in sets]
     per_set = {v: cross_validate(sizes, lambda idx, v=v: fit(  # type: ignore[misc]
         [subset(corpus, data, i) for (corpus, data), i in zip(sets, idx, strict=True)], v, c, pair_top),
-        score) for v in VARIANTS}
+        score) for v in variants}
     untitled = sets[0][0].untitled
     trees, linear, code_pair = code_models(untitled)
     table: dict[str, object] = {v.name: {"macro": macro(r), "per_set": r} for v, r in per_set.items()}
@@ -391,6 +392,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     ap.add_argument("--pair-top", type=int, default=8, help="documents paired (NEORAG_RETRIEVAL_PAIR_TOP)")
     ap.add_argument("--json-out", type=Path, help="write the weights and every test set's recall here")
+    ap.add_argument("--model", choices=("linear", "trees"), help="only this kind of reranker takes part in "
+                    "the choice (default: both)")
     ap.add_argument("--write-model", action="store_true",
                     help="write fitted trees into app/retrieval/models/ (else beside --json-out)")
     ap.add_argument("--entity-top", type=int, help="chunks of highest entity overlap joining the candidates "
@@ -408,7 +411,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         sys.exit("the training sets mix corpora with and without usable titles: fit each kind on its own")
     suffix = "_UNTITLED" if kinds.pop() else ""
     sets = [(corpus, examples(corpus)) for corpus in corpora]
-    variant, cv = choose(sets, args.c, args.pair_top)
+    variants = tuple(v for v in VARIANTS if args.model in (None, "trees" if v.trees else "linear"))
+    variant, cv = choose(sets, args.c, args.pair_top, variants)
     for name, r in cv.items():
         print(f"# cross-validated on the training sets: {name}: {r}")
     reranker, pair = fit(sets, variant, args.c, args.pair_top)

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.evaluation.retrieval_eval import EvalQuestion  # noqa: E402
+from app.retrieval.rerank_trees import TreeModel  # noqa: E402
 from bench import reranker_cv as cv  # noqa: E402
 from bench import train_reranker as tr  # noqa: E402
 from ingest.load import record_doc_id  # noqa: E402
@@ -62,19 +63,29 @@ def test_pool_halves_and_supporting_documents(tmp_path: Path) -> None:
     assert tr.support_docs(EvalQuestion("q", "?", ["T"]), {one, two}, by_title) == {one, two}
 
 
-def test_end_to_end_fit_and_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", ["linear", "trees"])
+def test_end_to_end_fit_and_report(tmp_path: Path, model: str) -> None:
     out = tmp_path / "fit.json"
     spec = f"hotpotqa:{HOTPOT}"
     report = tr.main(["--train", f"{spec}:0:6", "--test", f"{spec}:0:6", "--cache", str(tmp_path / "cache"),
-                      "--json-out", str(out)])
+                      "--json-out", str(out), "--model", model])
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(json.dumps(report))
-    assert report["variant"] in {v.name for v in cv.VARIANTS}
-    assert len(report["weights"]) == len(tr.FEATURES) and len(report["pair_weights"]) == 4  # type: ignore[arg-type]
+    assert report["variant"] in {v.name for v in cv.VARIANTS} and report["variant"].startswith(model)
+    assert {n.split(",")[0] for n in report["cross_validation"]} == {model, "trees in the code",  # type: ignore[attr-defined]
+                                                                     "linear weights in the code",
+                                                                     "single retrievers"}
+    assert len(report["pair_weights"]) == 4  # type: ignore[arg-type]
+    if model == "trees":  # written beside --json-out (--write-model: into app/retrieval/models/)
+        written = tmp_path / "reranker_trees.json"
+        trees = TreeModel.from_dict(json.loads(written.read_text(encoding="utf-8")))
+        assert report["trees"] == str(written) and trees.features == tr.FEATURES
+    else:
+        assert len(report["weights"]) == len(tr.FEATURES)  # type: ignore[arg-type]
+        assert np.isfinite(report["bias"])  # type: ignore[arg-type]
     (test,) = report["tests"]  # type: ignore[misc]
     assert test["questions"] == 6 and test["untitled"] is False and test["title_links"] > 0.05
-    for key in ("vector", "bm25", "code", "fitted", "fitted_no_pair"):
+    for key in ("vector", "bm25", "code", "code_linear", "fitted", "fitted_no_pair"):
         r2, r5, r10 = test[key]
         assert 0.0 <= r2 <= r5 <= r10 <= 1.0
     assert test["code"][1] >= max(test["vector"][1], test["bm25"][1])  # the default beats both at R@5 here
     assert list((tmp_path / "cache").glob("*.npy"))  # vectors cached
-    assert np.isfinite(report["bias"])  # type: ignore[arg-type]
