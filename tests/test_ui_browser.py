@@ -7,6 +7,7 @@ preview and KG). Screenshots of every view land in tests/artifacts/ (git-ignored
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -314,6 +315,13 @@ def test_ranking_preview_table_sorts(browser: WebDriver, base_url: str, ingested
 
     finals = column("final_score")
     assert finals == sorted(finals, reverse=True)  # the server's order
+    # "why": the reranker's three largest shares of each score; hovering gives every share and the bias
+    why = browser.find_elements(By.CSS_SELECTOR, "#rank-table tbody td.why")
+    assert len(why) == len(rows)
+    for cell in why:
+        shares = cell.text.split("\n")  # one share per line
+        assert len(shares) == 3 and all(re.fullmatch(r"[a-z_0-9]+ [+-]\d+\.\d\d", s) for s in shares)
+        assert (cell.get_attribute("title") or "").startswith("bias ")
     header = browser.find_element(By.CSS_SELECTOR, '#rank-table th[data-key="base_norm"]')
     header.click()
     assert column("base_norm") == sorted(column("base_norm"), reverse=True)

@@ -21,6 +21,20 @@
     return typeof v === "number" && isFinite(v) ? v.toFixed(4) : fmtNum(v);
   }
 
+  function signed(v) {
+    return (v >= 0 ? "+" : "") + v.toFixed(2);
+  }
+
+  // The multi-hop reranker's contributions: the three largest shares in the cell, all of them on hover.
+  function why(item) {
+    const parts = Object.entries(item.contributions || {}).filter(([k]) => k !== "bias");
+    if (!parts.length) return el("td", { class: "why", text: "—" });
+    const top = parts.slice().sort((a, b) => Math.abs(b[1]) - Math.abs(a[1])).slice(0, 3);
+    const all = ["bias " + signed(item.contributions.bias)].concat(parts.map(([k, v]) => k + " " + signed(v)));
+    return el("td", { class: "why", title: all.join(" · ") },
+      top.map(([k, v]) => el("div", { class: v >= 0 ? "up" : "down", text: k + " " + signed(v) })));
+  }
+
   function compare(a, b) {
     const type = ($('th[data-key="' + sortKey + '"]', table) || {}).dataset?.type || "str";
     const va = value(a, sortKey);
@@ -50,7 +64,7 @@
           it.title ? el("div", { class: "title", text: it.title + (it.depth ? " · depth " + it.depth : "") }) : null]),
         el("td", { "data-key": "reason" }, [el("span", { class: "badge " + (it.reason || ""), text: it.reason || "—" })]),
         el("td", { "data-key": "rel_type", text: it.rel_type ? it.rel_type + (it.rel_conf != null ? " (" + fmtNum(it.rel_conf, 2) + ")" : "") : "—" }),
-        num("score_raw"), num("base_norm"), num("bonus"), num("composite_score"), final,
+        num("score_raw"), num("base_norm"), num("bonus"), num("composite_score"), final, why(it),
       ]);
     });
     table.tBodies[0].replaceChildren(...rows);
