@@ -392,6 +392,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     ap.add_argument("--pair-top", type=int, default=8, help="documents paired (NEORAG_RETRIEVAL_PAIR_TOP)")
     ap.add_argument("--json-out", type=Path, help="write the weights and every test set's recall here")
+    ap.add_argument("--embedding-model", help="embed with this model instead of the default (e.g. "
+                    "multilingual-e5-small: the quality profile)")
     ap.add_argument("--model", choices=("linear", "trees"), help="only this kind of reranker takes part in "
                     "the choice (default: both)")
     ap.add_argument("--write-model", action="store_true",
@@ -404,7 +406,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             PARAMS[untitled] = replace(p, entity_top=args.entity_top)
     from app.services.embedder_choice import shared_embedder
 
-    embedder = shared_embedder()
+    embedder = shared_embedder(args.embedding_model) if args.embedding_model else shared_embedder()
     corpora = [load(spec, embedder, args.cache) for spec in args.train]
     kinds = {corpus.untitled for corpus in corpora}
     if len(kinds) != 1:
