@@ -152,7 +152,8 @@ def load(spec: str, embedder: object, cache: Path) -> Corpus:
     chunks = [c for d in load_file(corpus_path).docs for c in chunk_document(d)]
     model = getattr(embedder, "model_name", "model")
     vectors = _cached(cache, [c.text for c in chunks], embedder.encode_raw, f"{model}-p")  # type: ignore[attr-defined]
-    qvectors = _cached(cache, [q.question for q in questions], embedder.encode_raw, f"{model}-q")  # type: ignore[attr-defined]
+    # questions as the app encodes them (e5: with its "query: " prefix; MiniLM: the same as passages)
+    qvectors = _cached(cache, [q.question for q in questions], embedder.encode_queries, f"{model}-query")  # type: ignore[attr-defined]
     bm25 = SparseBM25([str(i) for i in range(len(chunks))], [f"{c.title} {c.text}" for c in chunks])
     rows = [{"id": str(i), "title": c.title, "doc_id": c.doc_id, "text": c.text,
              "entities": [m.key for m in extract_heuristic(c.text)]} for i, c in enumerate(chunks)]
