@@ -4,7 +4,9 @@
 (``NEORAG_DATA_DIR`` from the environment, ``--graph``), sends each question of a slice (``--skip`` /
 ``--limit``, e.g. a train pool's held-out half) to ``POST /ranking/preview`` with ``top_k`` chunks, turns
 the items into distinct paragraphs (a chunk id is ``<doc id>:<seq>:<digest>``) and prints recall@2/5/10
-beside the in-process figure of a ``--json-out`` report of the same slice (``--eval-json``).
+beside the in-process figure of a ``--json-out`` report of the same slice (``--eval-json``), and the p50 of
+the round trips (after 20 warm-up questions of other lengths; every question is new to the server, so its
+embedding is computed: this is how the quality profile's slower question encoder shows).
 
     NEORAG_DATA_DIR=/work/data24/i24b/neorag .venv/bin/python bench/preview_check.py --dataset 2wiki \\
         /work/data24/pools/2wiki_train1000 --graph eval_tp_2w1000 --skip 501 \\
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -92,10 +95,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     proc, url = start(args.graph)
     sums = dict.fromkeys(KS, 0.0)
     short = 0
+    times: list[float] = []
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
+            for n in range(1, 21):
+                client.post("/ranking/preview", json={"question": " ".join(["warm"] * n)}).raise_for_status()
             for q in questions:
+                t = time.perf_counter()
                 r = client.post("/ranking/preview", json={"question": q.question, "top_k": args.top_k})
+                times.append((time.perf_counter() - t) * 1000)
                 r.raise_for_status()
                 ranked = paragraphs(r.json()["items"])
                 short += len(ranked) < max(KS)
@@ -109,6 +117,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "questions": len(questions), "graph": args.graph, "top_k": args.top_k,
         "preview": {f"@{k}": round(v / max(len(questions), 1), 4) for k, v in sums.items()},
         "fewer_than_10_paragraphs": short,
+        "p50_ms": round(statistics.median(times), 2) if times else None,
     }
     if args.eval_json:
         report["eval_default"] = json.loads(args.eval_json.read_text(encoding="utf-8"))["recall"]["default"]
