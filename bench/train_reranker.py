@@ -76,7 +76,7 @@ from app.retrieval.pairs import (  # noqa: E402
     pair_rows,
     term_weights,
 )
-from app.retrieval.rerank_features import FEATURES, feature_vector, model_score, model_weights  # noqa: E402
+from app.retrieval.rerank_features import FEATURES, LinearModel, feature_vector, reranker_model  # noqa: E402
 from app.retrieval.rerank_trees import MODELS, TreeModel, model_path, tree_model  # noqa: E402
 from app.retrieval.scoring import Weights, score  # noqa: E402
 from app.retrieval.text import query_terms, tokenize  # noqa: E402
@@ -228,19 +228,7 @@ def best_documents(corpus: Corpus, ids: np.ndarray, s: np.ndarray) -> tuple[list
     return docs, heads
 
 
-@dataclass(frozen=True)
-class Linear:
-    """The linear reranker (rerank_features.WEIGHTS / BIAS form)."""
-
-    weights: tuple[float, ...]
-    bias: float
-
-    def probabilities(self, x: np.ndarray) -> np.ndarray:
-        """sigmoid(w . x + b) of every row, as rerank_features.model_score."""
-        return np.array([model_score(list(row), self.weights, self.bias) for row in x])
-
-
-Reranker = Linear | TreeModel
+Reranker = LinearModel | TreeModel
 
 
 def ranked_docs(corpus: Corpus, qi: int, ids: np.ndarray, x: np.ndarray, reranker: Reranker,
@@ -307,7 +295,7 @@ def code_models(untitled: bool) -> tuple[Reranker | None, Reranker, tuple[float,
     """The app's shipped rerankers for a kind of corpus: (trees, None before the first fit; linear; pair
     weights)."""
     trees = tree_model(untitled) if model_path(untitled).exists() else None
-    return trees, Linear(*model_weights(untitled)), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS
+    return trees, reranker_model(untitled, trees=False), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS
 
 
 def report(spec: str, corpus: Corpus, data: Data, fitted: Reranker, pair: tuple[float, ...],
@@ -348,8 +336,8 @@ def fit(sets: list[tuple[Corpus, Data]], variant: Variant, c: float, pair_top: i
         reranker = fit_trees(x, y, sw, FEATURES)
     else:
         model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced").fit(x, y, sample_weight=sw)
-        reranker = Linear(tuple(round(float(w), 3) for w in model.coef_.ravel()),
-                          round(float(model.intercept_[0]), 3))
+        reranker = LinearModel(tuple(round(float(w), 3) for w in model.coef_.ravel()),
+                               round(float(model.intercept_[0]), 3))
     if not variant.fit_pairs:
         return reranker, PAIR_WEIGHTS_UNTITLED if sets[0][0].untitled else PAIR_WEIGHTS
     pairs = [pair_examples(corpus, data, reranker, pair_top) for corpus, data in sets]

@@ -35,10 +35,11 @@ Either way ``contributions`` splits the log-odds into a share per feature and a 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from app.retrieval.rerank_trees import sigmoid, tree_model
+from app.retrieval.rerank_trees import TreeModel, sigmoid, tree_model
 from app.retrieval.scoring import Candidate
 
 FEATURES = (
@@ -91,10 +92,25 @@ def model_weights(untitled: bool = False) -> tuple[tuple[float, ...], float]:
     return (WEIGHTS_UNTITLED, BIAS_UNTITLED) if untitled else (WEIGHTS, BIAS)
 
 
-def linear_contributions(x: np.ndarray, untitled: bool = False) -> tuple[float, np.ndarray]:
-    """(bias, candidates x features) of the linear model: w_i x_i per feature; they sum to its logit."""
-    weights, bias = model_weights(untitled)
-    return bias, x * np.asarray(weights)
+@dataclass(frozen=True)
+class LinearModel:
+    """The linear reranker over candidates x features rows (the interface of ``rerank_trees.TreeModel``)."""
+
+    weights: tuple[float, ...]
+    bias: float
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """sigmoid(w . x + b) of every row."""
+        return sigmoid(x @ np.asarray(self.weights) + self.bias)
+
+    def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """(bias, candidates x features): w_i x_i per feature; with the bias they sum to the logit."""
+        return self.bias, x * np.asarray(self.weights)
+
+
+def reranker_model(untitled: bool = False, trees: bool = True) -> TreeModel | LinearModel:
+    """The shipped reranker: the boosted trees or the linear weights, fitted with titles or without."""
+    return tree_model(untitled) if trees else LinearModel(*model_weights(untitled))
 
 
 def rerank_by_features(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
@@ -103,13 +119,8 @@ def rerank_by_features(candidates: list[Candidate], untitled: bool = False, tree
     an external reranker's score where one ran (``rerank``)."""
     if not candidates:
         return
-    rows = [feature_vector(c) for c in candidates]
-    x = np.array(rows, dtype=np.float64)
-    if trees:
-        final = tree_model(untitled).probabilities(x).tolist()
-    else:
-        weights, bias = model_weights(untitled)
-        final = sigmoid(x @ np.asarray(weights) + bias).tolist()
+    x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
+    final = reranker_model(untitled, trees).probabilities(x).tolist()
     for c, row, p in zip(candidates, np.round(x, 6).tolist(), final, strict=True):
         c.features = dict(zip(FEATURES, row, strict=True))
         c.final = p if c.rerank is None else 0.5 * p + 0.5 * c.rerank
@@ -122,7 +133,7 @@ def explain(candidates: list[Candidate], untitled: bool = False, trees: bool = T
     if not candidates:
         return
     x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
-    bias, parts = tree_model(untitled).contributions(x) if trees else linear_contributions(x, untitled)
+    bias, parts = reranker_model(untitled, trees).contributions(x)
     for c, share in zip(candidates, parts.tolist(), strict=True):
         c.contributions = {"bias": round(bias, 6), **{f: round(v, 6) for f, v in zip(FEATURES, share,
                                                                                       strict=True)}}
