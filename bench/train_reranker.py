@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         name = f"reranker_trees{suffix.lower()}.json"
         target = (MODELS if args.write_model else args.json_out.parent if args.json_out else Path(".")) / name
         target.write_text(json.dumps(reranker.to_dict()), encoding="utf-8")
-        print(f"# {len(reranker.feature)} trees written to {target}")
+        print(f"# {reranker.trees} trees written to {target}")
         out["trees"] = str(target)
     else:
         print(f"WEIGHTS{suffix} = {reranker.weights}  # {FEATURES}")

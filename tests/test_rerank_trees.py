@@ -57,14 +57,14 @@ def test_exported_scikit_learn_trees_give_scikit_learns_probabilities() -> None:
     assert bias + parts.sum(axis=1) == pytest.approx(ours.raw(test), abs=1e-9)
     assert abs(parts[:, 3]).max() < abs(parts[:, 0]).max()  # d is noise, a carries the label
     fitted = fit_trees(x, y, np.ones(len(y)), ("a", "b", "c", "d"), max_trees=20)
-    assert 1 <= fitted.feature.shape[0] <= 20 and fitted.depth <= 3
+    assert 1 <= fitted.trees <= 20 and fitted.depth <= 3
 
 
 @pytest.mark.parametrize("untitled", [False, True])
 def test_shipped_models_use_the_reranker_features(untitled: bool) -> None:
     m = tree_model(untitled)
     assert model_path(untitled).is_file() and m.features == FEATURES
-    assert m.feature.max() < len(FEATURES) and 0 < m.depth <= 4 and m.feature.shape[0] >= 10
+    assert m.feature.max() < len(FEATURES) and 0 < m.depth <= 4 and m.trees >= 10
     used = {FEATURES[f] for t in m.to_dict()["trees"] for f, a in zip(t["feature"], t["left"], strict=True)
             if a >= 0}
     title_only = {"title", "bridge", "bridge_v", "title_v", "bridge_b"}  # always 0 without usable titles

@@ -26,74 +26,77 @@ MODELS = Path(__file__).with_name("models")
 
 @dataclass(frozen=True)
 class TreeModel:
-    """Trees as (tree, node) arrays; node 0 is each tree's root; a leaf's children are itself."""
+    """Every tree's nodes in one flat array per field: tree ``t`` holds slots ``t * width`` to
+    ``(t + 1) * width`` (padded), its root first; children are flat indexes, and a leaf is its own child."""
 
     features: tuple[str, ...]
     baseline: float  # the raw score before any tree (log-odds of the training prior)
+    depth: int  # the longest root-to-leaf path
+    width: int  # node slots per tree
     feature: np.ndarray  # int, the split feature of each node (0 at leaves)
     threshold: np.ndarray  # float, x <= threshold goes left
     left: np.ndarray  # int
     right: np.ndarray  # int
     value: np.ndarray  # float, leaf value; inner nodes: count-weighted mean of their leaves
-    depth: int  # the longest root-to-leaf path
+
+    @property
+    def trees(self) -> int:
+        """How many trees."""
+        return len(self.feature) // self.width
+
+    @property
+    def roots(self) -> np.ndarray:
+        """Each tree's root slot."""
+        return np.arange(self.trees, dtype=np.int64) * self.width
 
     @classmethod
     def from_dict(cls, d: dict) -> TreeModel:
-        """Build from the JSON form (``to_dict``; a list of node lists per tree, padded here)."""
+        """Build from the JSON form (``to_dict``: per tree, lists of its nodes, children as its own
+        indexes, -1 at leaves)."""
         trees = d["trees"]
         width = max(len(t["feature"]) for t in trees)
-        n = len(trees)
-        feature = np.zeros((n, width), dtype=np.int64)
-        threshold = np.zeros((n, width), dtype=np.float64)
-        left = np.tile(np.arange(width, dtype=np.int64), (n, 1))
+        size = len(trees) * width
+        feature = np.zeros(size, dtype=np.int64)
+        threshold = np.zeros(size, dtype=np.float64)
+        value = np.zeros(size, dtype=np.float64)
+        left = np.arange(size, dtype=np.int64)
         right = left.copy()
-        value = np.zeros((n, width), dtype=np.float64)
         for i, t in enumerate(trees):
+            at = i * width
             k = len(t["feature"])
-            feature[i, :k] = t["feature"]
-            threshold[i, :k] = t["threshold"]
-            value[i, :k] = t["value"]
+            feature[at:at + k] = t["feature"]
+            threshold[at:at + k] = t["threshold"]
+            value[at:at + k] = t["value"]
             for j, (a, b) in enumerate(zip(t["left"], t["right"], strict=True)):
-                if a >= 0:  # -1 marks a leaf
-                    left[i, j], right[i, j] = a, b
-        return cls(tuple(d["features"]), float(d["baseline"]), feature, threshold, left, right, value,
-                   int(d["depth"]))
+                if a >= 0:
+                    left[at + j], right[at + j] = at + a, at + b
+        return cls(tuple(d["features"]), float(d["baseline"]), int(d["depth"]), width, feature, threshold,
+                   left, right, value)
 
     def to_dict(self) -> dict:
         """The JSON form (``from_dict``)."""
         trees = []
-        for i in range(self.feature.shape[0]):
-            leaf = self.left[i] == np.arange(self.left.shape[1])
+        for at in self.roots.tolist():
+            own = slice(at, at + self.width)
+            leaf = self.left[own] == np.arange(at, at + self.width)
             trees.append({
-                "feature": self.feature[i].tolist(), "threshold": self.threshold[i].tolist(),
-                "left": np.where(leaf, -1, self.left[i]).tolist(),
-                "right": np.where(leaf, -1, self.right[i]).tolist(),
-                "value": self.value[i].tolist(),
+                "feature": self.feature[own].tolist(), "threshold": self.threshold[own].tolist(),
+                "left": np.where(leaf, -1, self.left[own] - at).tolist(),
+                "right": np.where(leaf, -1, self.right[own] - at).tolist(),
+                "value": self.value[own].tolist(),
             })
         return {"features": list(self.features), "baseline": self.baseline, "depth": self.depth,
                 "trees": trees}
 
-    def _flat(self) -> tuple[np.ndarray, ...]:
-        """Nodes of all trees in one array each (children as flat indexes), and each root's index."""
-        flat = self.__dict__.get("_flat_arrays")
-        if flat is None:
-            trees, width = self.feature.shape
-            offset = (np.arange(trees, dtype=np.int64) * width)[:, None]
-            flat = (self.feature.ravel(), self.threshold.ravel(), (self.left + offset).ravel(),
-                    (self.right + offset).ravel(), self.value.ravel(), offset.ravel())
-            object.__setattr__(self, "_flat_arrays", flat)  # frozen: cached once per model
-        return flat
-
     def _walk(self, x: np.ndarray) -> list[np.ndarray]:
-        """Flat node index per (candidate, tree) at each level, roots first."""
-        feature, threshold, left, right, _, roots = self._flat()
-        node = np.broadcast_to(roots, (x.shape[0], roots.size))
+        """Node index per (candidate, tree) at each level, roots first."""
+        node = np.broadcast_to(self.roots, (x.shape[0], self.trees))
         base = (np.arange(x.shape[0], dtype=np.int64) * x.shape[1])[:, None]
         flat_x = np.ascontiguousarray(x, dtype=np.float64).ravel()
         path = [node]
         for _ in range(self.depth):
-            go_left = flat_x[base + feature[node]] <= threshold[node]
-            node = np.where(go_left, left[node], right[node])
+            go_left = flat_x[base + self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
             path.append(node)
         return path
 
@@ -101,8 +104,7 @@ class TreeModel:
         """The log-odds of every row of ``x`` (candidates x features)."""
         if x.shape[0] == 0:
             return np.zeros(0)
-        value = self._flat()[4]
-        return self.baseline + value[self._walk(x)[-1]].sum(axis=1)
+        return self.baseline + self.value[self._walk(x)[-1]].sum(axis=1)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """sigmoid(raw) of every row of ``x``."""
@@ -110,15 +112,15 @@ class TreeModel:
 
     def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(bias, candidates x features): each feature's share of the log-odds; they sum to ``raw``."""
-        feature, _, _, _, value, roots = self._flat()
         n, width = x.shape[0], len(self.features)
         slots = (np.arange(n, dtype=np.int64) * width)[:, None]
         out = np.zeros(n * width)
         path = self._walk(x)
         for node, child in zip(path, path[1:], strict=False):
-            out += np.bincount((slots + feature[node]).ravel(), weights=(value[child] - value[node]).ravel(),
+            out += np.bincount((slots + self.feature[node]).ravel(),
+                               weights=(self.value[child] - self.value[node]).ravel(),
                                minlength=n * width)  # a leaf is its own child: it moves nothing
-        return self.baseline + float(value[roots].sum()), out.reshape(n, width)
+        return self.baseline + float(self.value[self.roots].sum()), out.reshape(n, width)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
