@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from app.evaluation.retrieval_eval import EvalQuestion, load_dataset  # noqa: E402
-from bench.query import free_port  # noqa: E402
+from app.evaluation.retrieval_eval import EvalQuestion, load_dataset, recall_at  # noqa: E402
+from bench.query import spawn  # noqa: E402
 from ingest.load import record_doc_id  # noqa: E402
 
 KS = (2, 5, 10)
@@ -51,31 +51,11 @@ def paragraphs(items: list[dict]) -> list[tuple[str, str]]:
     return list(seen.values())
 
 
-def recall(ranked: list[tuple[str, str]], keys: set[str], k: int) -> float:
-    """Share of ``keys`` among the first ``k`` paragraphs (as `neorag eval retrieval` counts)."""
-    top = ranked[:k]
-    return len({key for key in keys if any(key in (d, f"title:{t}") for d, t in top)}) / max(len(keys), 1)
-
-
 def start(graph: str) -> tuple[subprocess.Popen[bytes], str]:
     """``neorag serve`` on ``graph`` (no LLM), once /health answers."""
-    port = free_port()
     env = {**os.environ, "NEORAG_GRAPH_NAME": graph}
     env.pop("NEORAG_LLM_BASE_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env,
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(1200):
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    proc.kill()
-    sys.exit(f"neorag serve did not come up on graph {graph}")
+    return spawn(env, wait_s=120.0)
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -109,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 short += len(ranked) < max(KS)
                 keys = support_keys(q)
                 for k in KS:
-                    sums[k] += recall(ranked, keys, k)
+                    sums[k] += recall_at(ranked, keys, k)
     finally:
         proc.terminate()
         proc.wait(timeout=60)

@@ -179,6 +179,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def spawn(env: dict[str, str], port: int | None = None,
+          wait_s: float = 60.0) -> tuple[subprocess.Popen[bytes], str]:
+    """``neorag serve`` with ``env`` in its own process, returned once /health answers (or wait_s passed;
+    exits if the server dies first)."""
+    port = port or free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env,
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(int(wait_s * 10)):
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            sys.exit(f"neorag serve exited with {proc.returncode} before answering /health")
+        time.sleep(0.1)
+    return proc, url
+
+
 def serve(settings: Settings, store_env: dict[str, str],
           extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """``neorag serve`` in its own process (no GIL shared with the client), on the bench graph."""
@@ -192,21 +212,7 @@ def serve(settings: Settings, store_env: dict[str, str],
         "NEORAG_LLM_BASE_URL": "",
     }
     env.pop("NEORAG_LLM_BASE_URL")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
+    proc, url = spawn(env, port)
     # steady state of a running server: the store's indexes are online (a variant with the store's vector
     # index may have had it created at start), the in-process indexes are built and torch has seen every
     # input length once (on CPU each new sequence length costs ~30 ms the first time)

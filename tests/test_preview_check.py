@@ -1,4 +1,4 @@
-"""bench/preview_check.py: paragraphs of /ranking/preview items, recall as `neorag eval retrieval` counts."""
+"""bench/preview_check.py: paragraphs of /ranking/preview items, and recall over them as the eval counts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.retrieval_eval import EvalQuestion  # noqa: E402
-from bench.preview_check import paragraphs, recall, support_keys  # noqa: E402
+from app.evaluation.retrieval_eval import recall_at as recall  # noqa: E402
+from bench.preview_check import paragraphs, support_keys  # noqa: E402
 from ingest.chunk import chunk_id  # noqa: E402
 from ingest.load import record_doc_id  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.evaluation.retrieval_eval import METHODS, _recall, load_dataset
+from app.evaluation.retrieval_eval import METHODS, load_dataset, recall_at
 from tests.support.backends import Backend
 
 DATASET = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_eval"
@@ -18,8 +18,8 @@ DATASET = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_eval"
 
 def test_recall_arithmetic_and_loader() -> None:
     ranked = [("d1", "A"), ("d2", "B"), ("d3", "C")]
-    assert _recall(ranked, {"title:A", "title:C"}, 2) == 0.5
-    assert _recall(ranked, {"title:A", "d3"}, 3) == 1.0
+    assert recall_at(ranked, {"title:A", "title:C"}, 2) == 0.5
+    assert recall_at(ranked, {"title:A", "d3"}, 3) == 1.0
     questions, corpus = load_dataset("hotpotqa", DATASET)
     assert len(questions) == 6 and corpus.name == "hotpotqa_questions.json"
     assert questions[0].support_titles == ["Alû", "Lilu (mythology)"]

@@ -112,7 +112,8 @@ def _paragraphs(chunk_ids: list[str], index: dict[str, tuple[str, str]]) -> list
     return list(seen.values())
 
 
-def _recall(ranked: list[tuple[str, str]], keys: set[str], k: int) -> float:
+def recall_at(ranked: list[tuple[str, str]], keys: set[str], k: int) -> float:
+    """Share of the supporting ``keys`` (doc ids or ``title:T``) among the first ``k`` (doc id, title)."""
     if not keys:
         return 0.0
     top = ranked[:k]
@@ -174,7 +175,7 @@ def evaluate(
         for m in METHODS:
             paras = _paragraphs(ranked[m], index)
             for k in KS:
-                sums[m][k] += _recall(paras, keys, k)
+                sums[m][k] += recall_at(paras, keys, k)
             times[m].append(ms[m])
         if progress:
             progress(i, len(questions))
