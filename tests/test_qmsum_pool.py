@@ -3,31 +3,17 @@ without Wikipedia titles), without a store."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from app.evaluation.retrieval_eval import load_dataset
+from bench import qmsum_pool as qp
 from ingest.load import load_file, record_doc_id
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "retrieval" / "qmsum"  # 2 QMSum val meetings, cut (README there)
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("qmsum_pool", ROOT / "bench" / "qmsum_pool.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["qmsum_pool"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-qp = _module()
 
 
 @pytest.fixture(scope="module")
