@@ -64,7 +64,9 @@ class Settings(BaseSettings):
     embedding_query_window_ms: float = Field(
         0.0, ge=0, description="Wait for more questions before a query batch (0 = batch those queued).")
     embedding_query_warm_words: int = Field(
-        64, ge=0, description="At start-up, warm the query encoder on inputs of 1..N words (background).")
+        64, ge=0,
+        description="At start-up, warm the query encoder on inputs of 1..N words (background; torch "
+        "models only).")
     embedding_query_precision: Literal["auto", "bf16", "fp32_traced", "fp32"] = Field(
         "auto", description="Query encoder: 'auto' (traced bf16 if the CPU has native bf16, else traced "
         "fp32; kept only if its cosine to fp32 >= 0.9995 on probes, fastest wins), 'bf16', 'fp32_traced', or "
