@@ -26,7 +26,7 @@ import argparse
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +55,21 @@ def passages_of(meeting: str, turns: list[dict[str, Any]], min_chars: int, max_c
     """The meeting's turns grouped into passages (see the module docstring)."""
     out: list[Passage] = []
     lines: list[str] = []
-    first = 0
+    first = 0  # the current passage's first turn: filler-only turns belong to the passage they precede
     for i, turn in enumerate(turns):
         line = clean_turn(turn)
-        size = sum(len(x) + 1 for x in lines)
-        if lines and line and size + len(line) > max_chars:
+        if lines and line and sum(len(x) + 1 for x in lines) + len(line) > max_chars:
             out.append(Passage(meeting, first, i - 1, "\n".join(lines)))
-            lines = []
-        if not lines:
-            first = i
+            lines, first = [], i
         if line:
             lines.append(line)
         if sum(len(x) + 1 for x in lines) >= min_chars:
             out.append(Passage(meeting, first, i, "\n".join(lines)))
-            lines = []
+            lines, first = [], i + 1
     if lines:
         out.append(Passage(meeting, first, len(turns) - 1, "\n".join(lines)))
+    elif out and first < len(turns):  # trailing filler-only turns: the last passage's
+        out[-1] = replace(out[-1], last=len(turns) - 1)
     return out
 
 

@@ -38,6 +38,15 @@ def test_passages_cover_every_turn_once_and_stay_under_the_bound() -> None:
         assert len(p.text) <= 700 or p.first == p.last
 
 
+def test_filler_turns_belong_to_a_passage() -> None:
+    filler = {"speaker": "A", "content": "{vocalsound} ."}  # nothing left once the markup is gone
+    turns = [filler, {"speaker": "B", "content": "The budget is fixed ."}, filler,
+             {"speaker": "C", "content": "We need a new design ."}, filler]
+    passages = qp.passages_of("m", turns, 20, 700)
+    assert [(p.first, p.last) for p in passages] == [(0, 1), (2, 4)]
+    assert passages[0].text == "B: The budget is fixed."
+
+
 def test_supporting_passages_overlap_the_spans() -> None:
     passages = [qp.Passage("m", 0, 3, "a"), qp.Passage("m", 4, 9, "b"), qp.Passage("m", 10, 12, "c")]
     assert [p.text for p in qp.supporting(passages, [(9, 10)])] == ["b", "c"]
