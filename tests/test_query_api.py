@@ -54,6 +54,11 @@ def test_ranking_preview_fields(client: Any) -> None:
     assert resp.status_code == 200
     body = resp.json()
     assert body["question"] == Q and body["degraded"] is False and len(body["items"]) == 8
+    # Wikipedia passages: the auto graph mode runs the multi-hop stage, and /diagnostics says why
+    assert body["graph_mode"] == "multihop"
+    corpus = client.get("/diagnostics").json()["retrieval"]["entity_graph"]
+    assert corpus["auto_graph_mode"] == "multihop" and 1.0 <= corpus["chunks_per_title"] < 2.0
+    assert corpus["title_links"] > 0.05
     for item in body["items"]:
         for key in (
             "id",

@@ -88,7 +88,10 @@ def test_default_pipeline_beats_every_single_retriever(
         assert report["default_beats_single_retrievers"] is True
         # the graph stays small: bounded CO_OCCURS (<= 20 relationships per chunk in all)
         assert report["graph_size"]["per_chunk"] <= 20
-        assert set(report["p50_ms"]) == set(METHODS) and "default-bridge" in result.output
+        assert set(report["p50_ms"]) == set(METHODS) and "multihop-bridge" in result.output
+        # Wikipedia titles: the auto graph mode runs the multi-hop stage, so default and multihop agree
+        assert report["default_graph_mode"] == "multihop" and r["default"] == r["multihop"]
+        assert "default graph mode: multihop" in result.output
     finally:
         backend.drop(graph)
 
@@ -113,7 +116,7 @@ def test_eval_retrieval_on_2wiki_records(
     2Wiki's own format and the default pipeline puts every supporting paragraph in its top 5. On this
     9-paragraph corpus the trees put the bridge target (Ermengarde of Tours, 0.950) a hair under Lothair II's
     wife (0.952), so the pair stage pairs the wrong two for the compositional question; the linear model
-    (`default-trees`) pairs both right. On the issue-24 held-out pools the trees are ahead at R@2."""
+    (`multihop-trees`) pairs both right. On the issue-24 held-out pools the trees are ahead at R@2."""
     graph = f"t_eval_{uuid.uuid4().hex[:8]}"
     backend.claim(graph)
     for key, value in backend.env(backend.settings(graph)).items():
@@ -126,7 +129,37 @@ def test_eval_retrieval_on_2wiki_records(
         report = json.loads(out.read_text())
         assert report["questions"] == 2 and report["chunks"] == 9
         recall = report["recall"]
-        assert recall["default"]["@5"] == 1.0 and recall["default-trees"]["@2"] == 1.0, recall
+        assert recall["default"]["@5"] == 1.0 and recall["multihop-trees"]["@2"] == 1.0, recall
         assert recall["default"]["@2"] >= max(recall["vector"]["@2"], recall["bm25"]["@2"]), recall
+    finally:
+        backend.drop(graph)
+
+
+QMSUM = Path(__file__).parent / "fixtures" / "retrieval" / "qmsum"  # 2 QMSum val meetings, cut
+
+
+def test_eval_on_meeting_transcripts_runs_the_bonus_graph_mode(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two QMSum meetings as a pool (bench/qmsum_pool.py): every passage's title is its meeting's file name,
+    so the `auto` graph mode ranks with `bonus` (issue 24, step 6) and the default row equals hybrid+graph."""
+    from bench import qmsum_pool
+
+    pool = tmp_path / "pool"
+    qmsum_pool.main(["--source", str(QMSUM), "--out", str(pool)])
+    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
+    backend.claim(graph)
+    for key, value in backend.env(backend.settings(graph)).items():
+        monkeypatch.setenv(key, value)
+    out = tmp_path / "report.json"
+    args = ["eval", "retrieval", "--dataset", "musique", str(pool), "--graph", graph, "--json-out", str(out)]
+    result = CliRunner().invoke(cli, args)
+    try:
+        assert result.exit_code == 0, result.output
+        report = json.loads(out.read_text())
+        assert report["questions"] == 7 and report["default_graph_mode"] == "bonus"
+        recall = report["recall"]
+        assert recall["default"] == recall["hybrid+graph"], recall
+        assert "default graph mode: bonus" in result.output
     finally:
         backend.drop(graph)

@@ -11,8 +11,10 @@ from scipy import sparse
 
 from app.retrieval.graph_index import EntityGraph, TitleMatcher, title_keys
 from app.retrieval.multihop import (
+    AUTO_BONUS_CHUNKS_PER_TITLE,
     MultihopParams,
     Signals,
+    auto_graph_mode,
     entity_hits,
     first_stage,
     hop_two,
@@ -172,6 +174,32 @@ def test_title_links_tell_names_from_ids_and_file_names() -> None:
          "entities": []} for i in range(3)])
     assert one_file.title_links == 0.0 and not titles_usable(one_file)
     assert EntityGraph.build([]).title_links == 0.0
+
+
+def _file_graph(files: int, chunks_each: int, named: bool = False) -> EntityGraph:
+    """``files`` documents of ``chunks_each`` chunks titled by their file name; ``named``: each chunk's text
+    names the next file's title, as Wikipedia passages name other articles."""
+    titles = [f"Meeting {chr(65 + f)}" for f in range(files)]
+    return EntityGraph.build([
+        {"id": f"f{f}c{c}", "title": titles[f], "doc_id": f"doc{f}",
+         "text": f"On {titles[(f + 1) % files]}." if named else "We agreed on the budget.", "entities": []}
+        for f in range(files) for c in range(chunks_each)])
+
+
+def test_auto_graph_mode_runs_bonus_only_where_titles_are_file_names_of_long_documents() -> None:
+    t = int(AUTO_BONUS_CHUNKS_PER_TITLE)
+    transcripts = _file_graph(3, t)  # titles no other document names, each shared by t chunks
+    assert transcripts.chunks_per_title == t and auto_graph_mode(transcripts) == "bonus"
+    short = _file_graph(3, t - 1)  # the same under the threshold
+    assert short.chunks_per_title == t - 1 and auto_graph_mode(short) == "multihop"
+    named = _file_graph(3, t, named=True)  # long, but titles are names other documents use
+    assert titles_usable(named) and auto_graph_mode(named) == "multihop"
+    # passage corpora: Wikipedia titles, or ids for titles
+    assert auto_graph_mode(_graph()) == "multihop" and auto_graph_mode(_id_titled_graph()) == "multihop"
+    assert _id_titled_graph().chunks_per_title == 1.0
+    untitled = EntityGraph.build([{"id": f"u{i}", "text": "x", "entities": []} for i in range(30)])
+    assert untitled.chunks_per_title == 1.0 and auto_graph_mode(untitled) == "multihop"
+    assert EntityGraph.build([]).chunks_per_title == 1.0
 
 
 def test_entity_hits_are_the_chunks_of_highest_overlap() -> None:

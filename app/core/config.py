@@ -232,10 +232,11 @@ class Settings(BaseSettings):
         50000, ge=2, description="GET /entities/duplicates: most entities compared (largest freq first).")
     mcp_enabled: bool = Field(True, description="Mount the MCP server (streamable HTTP) at /mcp.")
     # --- issue 17: multi-hop retrieval quality ---
-    retrieval_graph_mode: Literal["multihop", "bonus"] = Field(
-        "multihop", description="Graph stage: 'multihop' (title match, bridge entities, Personalized "
-        "PageRank over the in-process entity graph, feature reranker) or 'bonus' (the issue-5 Cypher "
-        "expansion with graph bonuses).")
+    retrieval_graph_mode: Literal["auto", "multihop", "bonus"] = Field(
+        "auto", description="Graph stage: 'multihop' (title match, bridge entities, Personalized "
+        "PageRank over the in-process entity graph, feature reranker), 'bonus' (the issue-5 Cypher "
+        "expansion with graph bonuses) or 'auto' (multihop, except bonus on a corpus whose titles are file "
+        "names: named by no other document and shared by 10+ chunks on average).")
     retrieval_bridge_n: int = Field(
         5, ge=0, description="multihop: best first-stage chunks whose named entities bring in titled chunks.")
     retrieval_ppr_alpha: float = Field(

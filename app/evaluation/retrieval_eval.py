@@ -2,7 +2,9 @@
 
 The corpus is ingested (no LLM) into its own graph; every method runs on the same questions in one run:
 single retrievers (vector, bm25), the issue-5 pipelines (hybrid, hybrid+graph = graph bonuses), the
-default multi-hop pipeline and its ablations (one signal switched off each). Per method: recall@{2,5,10}
+default (``NEORAG_RETRIEVAL_GRAPH_MODE``; ``auto``: multihop or bonus by corpus, the report's
+``default_graph_mode`` says which), the multi-hop pipeline and its ablations (one signal switched off each).
+Per method: recall@{2,5,10}
 and the p50 latency of one question in process; per run: ingest chunks/s and relationships per chunk.
 """
 
@@ -19,12 +21,13 @@ from typing import Any
 from app.core.config import Settings
 from app.core.errors import BadInput
 from app.retrieval.hybrid import lexical_search, query_embedding, retrieve
-from app.retrieval.multihop_stage import ABLATIONS
+from app.retrieval.multihop_stage import ABLATIONS, resolve_graph_mode
 from app.retrieval.options import options_from_settings
 from app.retrieval.vectors import vector_search
 from app.services.container import Services
 
-METHODS = ("vector", "bm25", "hybrid", "hybrid+graph", "default", *(f"default-{a}" for a in ABLATIONS))
+METHODS = ("vector", "bm25", "hybrid", "hybrid+graph", "default", "multihop",
+           *(f"multihop-{a}" for a in ABLATIONS))
 SINGLE = ("vector", "bm25")
 KS = (2, 5, 10)
 DATASETS = ("hotpotqa", "musique", "2wiki")
@@ -146,10 +149,11 @@ def rank_methods(
     timed("bm25", lambda: [cid for cid, _ in lexical_search(services, question, k)])
     timed("hybrid", lambda: run(graph=False, depth=0, rerank=False))
     timed("hybrid+graph", lambda: run(depth=depth, graph=depth > 0, graph_mode="bonus"))
-    timed("default", lambda: run(depth=max(depth, 1), graph=True, graph_mode="multihop"))
+    timed("default", lambda: run(depth=max(depth, 1), graph=True))
+    timed("multihop", lambda: run(depth=max(depth, 1), graph=True, graph_mode="multihop"))
     for signal in ABLATIONS:
         off = frozenset({signal})
-        timed(f"default-{signal}", lambda off=off: run(  # type: ignore[misc]
+        timed(f"multihop-{signal}", lambda off=off: run(  # type: ignore[misc]
             depth=max(depth, 1), graph=True, graph_mode="multihop", ablate=off))
     return ranked, ms
 
@@ -187,6 +191,7 @@ def evaluate(
         "recall": {m: {f"@{k}": round(sums[m][k] / n, 4) for k in KS} for m in METHODS},
         "p50_ms": {m: round(statistics.median(times[m]), 2) if times[m] else 0.0 for m in METHODS},
         "graph_size": graph_size(services, len(index)),
+        "default_graph_mode": resolve_graph_mode(services, services.settings.retrieval_graph_mode),
     }
 
 
@@ -205,10 +210,12 @@ def beats_single(report: dict[str, Any], method: str = "default") -> bool:
 
 def table(report: dict[str, Any]) -> str:
     """A plain-text ablation table: methods as rows, recall@k and p50 latency as columns."""
-    lines = [f"{'method':<16}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'p50 ms':>9}"]
+    lines = [f"{'method':<18}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'p50 ms':>9}"]
     for m in METHODS:
-        lines.append(f"{m:<16}" + "".join(f"{report['recall'][m][f'@{k}']:>8.3f}" for k in KS)
+        lines.append(f"{m:<18}" + "".join(f"{report['recall'][m][f'@{k}']:>8.3f}" for k in KS)
                      + f"{report.get('p50_ms', {}).get(m, 0.0):>9.1f}")
+    if report.get("default_graph_mode"):
+        lines.append(f"default graph mode: {report['default_graph_mode']}")
     g = report.get("graph_size")
     if g:
         lines.append(f"relationships: {g['relationships']} ({g['per_chunk']} per chunk) {g['by_type']}")

@@ -91,6 +91,14 @@ def title_link_share(by_title: dict[str, list[int]], named: dict[str, set[str]],
     return linked / len(by_title)
 
 
+def chunks_per_title(rows: list[dict[str, Any]]) -> float:
+    """Chunks per distinct title: about 1 for passage corpora (Wikipedia, ids for titles), tens to hundreds
+    when titles are file names shared by every chunk of a long document."""
+    if not rows:
+        return 1.0
+    return len(rows) / len({str(r.get("title") or f"\0{r['id']}") for r in rows})
+
+
 @dataclass
 class EntityGraph:
     """Chunks (rows) and entities (columns) with their incidence, titles and frequencies."""
@@ -105,6 +113,7 @@ class EntityGraph:
     titled: dict[int, list[int]]  # entity column -> rows of the chunks it is the title of
     walk: BipartiteWalk
     title_links: float = 0.0  # share of title keys named by another document's chunk (module docstring)
+    chunks_per_title: float = 1.0  # chunks per distinct title (an untitled chunk counts as its own title)
 
     @classmethod
     def build(cls, rows: list[dict[str, Any]]) -> EntityGraph:
@@ -137,7 +146,7 @@ class EntityGraph:
         titled = {cols[key]: rows_ for key, rows_ in by_title.items()}
         walk = BipartiteWalk.from_incidence(inc)
         return cls(ids, row, cols, inc, inc.tocsc(), freq, by_title, titled, walk,
-                   title_link_share(by_title, named, docs))
+                   title_link_share(by_title, named, docs), chunks_per_title(rows))
 
     def chunk_entities(self, i: int) -> list[int]:
         """Entity columns of chunk row ``i``."""

@@ -12,7 +12,7 @@ from app.documents.locations import located
 from app.retrieval.bm25 import lexical_index
 from app.retrieval.entities import link_entities
 from app.retrieval.expand import Pool, expand
-from app.retrieval.multihop_stage import run_multihop, run_pair_stage
+from app.retrieval.multihop_stage import resolve_graph_mode, run_multihop, run_pair_stage
 from app.retrieval.options import RetrievalOptions, RetrievalResult, options_from_settings
 from app.retrieval.rerank import rerank_candidates
 from app.retrieval.rerank_features import rerank_by_features
@@ -90,7 +90,9 @@ def retrieve(
             bm25_error = f"full-text search failed, BM25 skipped: {exc}"
         result.timings_ms["bm25"] = _ms(t)
     entities: list[dict[str, Any]] = []
-    multihop = opts.graph and opts.depth >= 1 and opts.graph_mode == "multihop"
+    if opts.graph and opts.depth >= 1:
+        result.graph_mode = resolve_graph_mode(services, opts.graph_mode)
+    multihop = result.graph_mode == "multihop"
     if opts.graph and opts.depth >= 1 and not multihop:
         t = time.perf_counter()
         entities = link_entities(store, question, opts.max_freq)

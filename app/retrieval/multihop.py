@@ -57,9 +57,25 @@ TITLE_LINKS_MIN = 0.05
 UNTITLED_ENTITY_TOP = 0
 
 
+# NEORAG_RETRIEVAL_GRAPH_MODE=auto: a corpus without usable titles whose titles are shared by at least
+# this many chunks on average (file names of long documents, EntityGraph.chunks_per_title) is ranked by
+# the ``bonus`` graph mode. Chosen on train data only (docs/BENCHMARKS.md, issue 24 step 6): the Wikipedia
+# train pools, with titles or ids, have 1.00-1.10 chunks per title and ``multihop`` ranks them better;
+# QMSum train's meeting transcripts have 93 and ``bonus`` ranks them better
+AUTO_BONUS_CHUNKS_PER_TITLE = 10.0
+
+
 def titles_usable(graph: EntityGraph) -> bool:
     """Whether the corpus' titles are names other passages use (else title and bridge signals are off)."""
     return graph.title_links >= TITLE_LINKS_MIN
+
+
+def auto_graph_mode(graph: EntityGraph) -> str:
+    """The graph mode ``auto`` picks for this corpus: ``bonus`` when its titles are file names (unused by
+    other passages and shared by many chunks), else ``multihop``."""
+    if not titles_usable(graph) and graph.chunks_per_title >= AUTO_BONUS_CHUNKS_PER_TITLE:
+        return "bonus"
+    return "multihop"
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The multi-hop graph stage of ``retrieve`` (``NEORAG_RETRIEVAL_GRAPH_MODE=multihop``, the default).
+"""The multi-hop graph stage of ``retrieve`` (``NEORAG_RETRIEVAL_GRAPH_MODE=multihop``; ``auto``, the default,
+picks it unless the corpus' titles are file names, see ``resolve_graph_mode``).
 
 After the vector and BM25 hits are in the pool: title matches join, their vector scores are read
 (one store round trip), bridge and PPR signals are computed in process (``app.retrieval.multihop``) and
@@ -22,6 +23,7 @@ from app.retrieval.multihop import (
     UNTITLED_ENTITY_TOP,
     MultihopParams,
     Signals,
+    auto_graph_mode,
     entity_hits,
     first_stage,
     hop_two,
@@ -35,6 +37,14 @@ from app.services.container import Services
 
 # default-X in `neorag eval retrieval`: signal X off; "trees": the linear reranker instead of the trees
 ABLATIONS = ("title", "bridge", "ppr", "pair", "trees")
+
+
+def resolve_graph_mode(services: Services, mode: str) -> str:
+    """``multihop`` or ``bonus``: ``mode`` itself, or for ``auto`` what ``auto_graph_mode`` picks for the
+    corpus in the entity graph (kept fresh across ingests)."""
+    if mode != "auto":
+        return mode
+    return auto_graph_mode(graph_index(services.extras, services.store).graph())
 
 
 def params_from_settings(services: Services, ablate: frozenset[str] = frozenset(),

@@ -27,7 +27,7 @@ class RetrievalOptions:
     min_vector: float = 0.0
     rerank: bool = True
     texts: bool = True  # load chunk texts of the top_k (preview and evaluation do not need them)
-    graph_mode: str = "multihop"  # "multihop" (multihop_stage.py) or "bonus" (expand.py)
+    graph_mode: str = "auto"  # "multihop" (multihop_stage.py), "bonus" (expand.py), "auto" (one by corpus)
     ablate: frozenset[str] = frozenset()  # multihop signals off: title, bridge, ppr, pair, trees (evaluation)
 
 
@@ -45,6 +45,7 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     untitled: bool = False  # multi-hop: the corpus has no usable titles (title and bridge signals off)
     reranker: str | None = None  # multi-hop: "trees" or "linear" (rerank_features), None otherwise
+    graph_mode: str | None = None  # the graph stage that ran, "multihop" or "bonus" (never "auto"); None: off
 
     @property
     def top(self) -> list[Candidate]:

@@ -88,6 +88,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
         "items": items,
         "candidates_total": len(result.candidates),
         "entities": result.entities,
+        "graph_mode": result.graph_mode,
         "timings_ms": result.timings_ms,
     }
     if result.degraded:

@@ -70,10 +70,20 @@ def _bm25_stats(services: Services) -> dict[str, Any] | None:
 
 
 def _entity_graph_stats(services: Services) -> dict[str, Any] | None:
+    """The entity graph's sizes and, once built, the corpus figures the ``auto`` graph mode decides by."""
     from app.retrieval.graph_index import EXTRAS_KEY
+    from app.retrieval.multihop import auto_graph_mode
 
     idx = services.extras.get(EXTRAS_KEY)
-    return idx.stats() if idx is not None else None
+    if idx is None:
+        return None
+    stats: dict[str, Any] = idx.stats()
+    graph = idx.index
+    if graph is not None:
+        stats["title_links"] = round(graph.title_links, 4)
+        stats["chunks_per_title"] = round(graph.chunks_per_title, 2)
+        stats["auto_graph_mode"] = auto_graph_mode(graph)
+    return stats
 
 
 def index_status(services: Services, max_age_s: float = 10.0) -> dict[str, bool]:

@@ -94,6 +94,9 @@ class RankingPreview(_Open):
     question: str
     degraded: bool
     items: list[RankingItem]
+    graph_mode: Literal["multihop", "bonus"] | None = Field(
+        None, description="the graph stage that ranked: `multihop` or `bonus` (what "
+        "`NEORAG_RETRIEVAL_GRAPH_MODE=auto` picked for this corpus); null with the graph stage off")
 
 
 class Passage(_Open):
