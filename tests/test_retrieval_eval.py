@@ -4,16 +4,38 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from app.cli import cli
 from app.evaluation.retrieval_eval import METHODS, load_dataset, recall_at
 from tests.support.backends import Backend
 
 DATASET = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_eval"
+
+
+@contextmanager
+def eval_run(backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, dataset: str,
+             path: Path) -> Iterator[tuple[Result, dict[str, Any], str]]:
+    """`neorag eval retrieval --dataset D PATH` into a graph of its own on ``backend``: (the CLI result, the
+    JSON report, the graph); the graph is dropped afterwards."""
+    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
+    backend.claim(graph)
+    for key, value in backend.env(backend.settings(graph)).items():
+        monkeypatch.setenv(key, value)
+    out = tmp_path / "report.json"
+    args = ["eval", "retrieval", "--dataset", dataset, str(path), "--graph", graph, "--json-out", str(out)]
+    result = CliRunner().invoke(cli, args)
+    try:
+        assert result.exit_code == 0, result.output
+        yield result, json.loads(out.read_text()), graph
+    finally:
+        backend.drop(graph)
 
 
 def test_recall_arithmetic_and_loader() -> None:
@@ -26,28 +48,7 @@ def test_recall_arithmetic_and_loader() -> None:
 
 
 def test_eval_retrieval_command(backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
-    backend.claim(graph)
-    for key, value in backend.env(backend.settings(graph)).items():
-        monkeypatch.setenv(key, value)
-    out = tmp_path / "report.json"
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "retrieval",
-            "--dataset",
-            "hotpotqa",
-            str(DATASET),
-            "--graph",
-            graph,
-            "--json-out",
-            str(out),
-        ],
-    )
-    try:
-        assert result.exit_code == 0, result.output
-        report = json.loads(out.read_text())
+    with eval_run(backend, monkeypatch, tmp_path, "hotpotqa", DATASET) as (result, report, graph):
         assert report["questions"] == 6 and report["chunks"] > 60 and report["graph"] == graph
         assert set(report["recall"]) == set(METHODS)
         for method in METHODS:
@@ -57,8 +58,6 @@ def test_eval_retrieval_command(backend: Backend, monkeypatch: pytest.MonkeyPatc
         assert "hybrid+graph" in result.output and "R@5" in result.output
         bad = CliRunner().invoke(cli, ["eval", "retrieval", "--dataset", "nq", str(DATASET)])
         assert bad.exit_code != 0
-    finally:
-        backend.drop(graph)
 
 
 MULTIHOP = Path(__file__).parent / "fixtures" / "retrieval" / "hotpot_multihop"
@@ -69,17 +68,7 @@ def test_default_pipeline_beats_every_single_retriever(
 ) -> None:
     """30 HotpotQA questions (300 paragraphs), default settings: the default pipeline must rank more
     supporting paragraphs in its top 2 and top 5 than vector search and BM25 alone (the same run)."""
-    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
-    backend.claim(graph)
-    for key, value in backend.env(backend.settings(graph)).items():
-        monkeypatch.setenv(key, value)
-    out = tmp_path / "report.json"
-    args = ["eval", "retrieval", "--dataset", "hotpotqa", str(MULTIHOP), "--graph", graph,
-            "--json-out", str(out)]
-    result = CliRunner().invoke(cli, args)
-    try:
-        assert result.exit_code == 0, result.output
-        report = json.loads(out.read_text())
+    with eval_run(backend, monkeypatch, tmp_path, "hotpotqa", MULTIHOP) as (result, report, _):
         r = report["recall"]
         assert report["questions"] == 30 and report["chunks"] >= 300
         for single in ("vector", "bm25"):
@@ -92,8 +81,6 @@ def test_default_pipeline_beats_every_single_retriever(
         # Wikipedia titles: the auto graph mode runs the multi-hop stage, so default and multihop agree
         assert report["default_graph_mode"] == "multihop" and r["default"] == r["multihop"]
         assert "default graph mode: multihop" in result.output
-    finally:
-        backend.drop(graph)
 
 
 TWOWIKI = Path(__file__).parent / "fixtures" / "retrieval" / "twowiki_eval"
@@ -117,22 +104,11 @@ def test_eval_retrieval_on_2wiki_records(
     9-paragraph corpus the trees put the bridge target (Ermengarde of Tours, 0.950) a hair under Lothair II's
     wife (0.952), so the pair stage pairs the wrong two for the compositional question; the linear model
     (`multihop-trees`) pairs both right. On the issue-24 held-out pools the trees are ahead at R@2."""
-    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
-    backend.claim(graph)
-    for key, value in backend.env(backend.settings(graph)).items():
-        monkeypatch.setenv(key, value)
-    out = tmp_path / "report.json"
-    args = ["eval", "retrieval", "--dataset", "2wiki", str(TWOWIKI), "--graph", graph, "--json-out", str(out)]
-    result = CliRunner().invoke(cli, args)
-    try:
-        assert result.exit_code == 0, result.output
-        report = json.loads(out.read_text())
+    with eval_run(backend, monkeypatch, tmp_path, "2wiki", TWOWIKI) as (_, report, _):
         assert report["questions"] == 2 and report["chunks"] == 9
         recall = report["recall"]
         assert recall["default"]["@5"] == 1.0 and recall["multihop-trees"]["@2"] == 1.0, recall
         assert recall["default"]["@2"] >= max(recall["vector"]["@2"], recall["bm25"]["@2"]), recall
-    finally:
-        backend.drop(graph)
 
 
 QMSUM = Path(__file__).parent / "fixtures" / "retrieval" / "qmsum"  # 2 QMSum val meetings, cut
@@ -147,19 +123,8 @@ def test_eval_on_meeting_transcripts_runs_the_bonus_graph_mode(
 
     pool = tmp_path / "pool"
     qmsum_pool.main(["--source", str(QMSUM), "--out", str(pool)])
-    graph = f"t_eval_{uuid.uuid4().hex[:8]}"
-    backend.claim(graph)
-    for key, value in backend.env(backend.settings(graph)).items():
-        monkeypatch.setenv(key, value)
-    out = tmp_path / "report.json"
-    args = ["eval", "retrieval", "--dataset", "musique", str(pool), "--graph", graph, "--json-out", str(out)]
-    result = CliRunner().invoke(cli, args)
-    try:
-        assert result.exit_code == 0, result.output
-        report = json.loads(out.read_text())
+    with eval_run(backend, monkeypatch, tmp_path, "musique", pool) as (result, report, _):
         assert report["questions"] == 7 and report["default_graph_mode"] == "bonus"
         recall = report["recall"]
         assert recall["default"] == recall["hybrid+graph"], recall
         assert "default graph mode: bonus" in result.output
-    finally:
-        backend.drop(graph)
