@@ -312,6 +312,8 @@ def test_ranking_preview_table_sorts(browser: WebDriver, base_url: str, ingested
         return [float(c.text.replace(",", "")) for c in cells if c.text not in ("—", "")]
 
     assert browser.find_element(By.CSS_SELECTOR, "#rank-table tbody td.id .title").text  # the document title
+    # short policy documents: the auto graph mode ranks with the multi-hop stage, and the card says so
+    assert browser.find_element(By.CSS_SELECTOR, "#rank-meta .badge.graph-mode").text == "ranked by multihop"
 
     finals = column("final_score")
     assert finals == sorted(finals, reverse=True)  # the server's order

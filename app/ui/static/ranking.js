@@ -80,6 +80,10 @@
       const meta = $("#rank-meta");
       meta.replaceChildren(items.length + " item(s) for “" + (data.question || q) + "”");
       if (data.degraded) meta.append(" ", el("span", { class: "badge degraded", text: "degraded" }));
+      if (data.graph_mode) {  // the graph stage that ranked (NEORAG_RETRIEVAL_GRAPH_MODE=auto picks it per corpus)
+        meta.append(" ", el("span", { class: "badge graph-mode", text: "ranked by " + data.graph_mode,
+          title: "graph stage: multihop (feature reranker) or bonus (graph bonuses); /diagnostics shows why" }));
+      }
       $("#rank-card").hidden = false;
       render();
     } catch (e) {
