@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if torch.cuda.is_available():
         gpu = Embedder(args.model, device="cuda")
         for dtype in ("fp32", "fp16"):
-            gpu._model.half() if dtype == "fp16" else gpu._model.float()
+            if dtype == "fp16":
+                gpu._model.half()
+            else:
+                gpu._model.float()
             for bs in args.batch_sizes:
                 def encode(t: list[str], bs: int = bs) -> list[list[float]]:
                     out = gpu.encode_raw(t, bs)
