@@ -9,14 +9,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from app.commands import db, ingest, kg, llm, mcp, neo4j, reembed, serve
+from app.commands import db, ingest, kg, llm, mcp, models, neo4j, reembed, serve
 from app.commands import eval as eval_commands
 from app.core.errors import NeoRAGError
 
 cli = typer.Typer(help="NeoRAG: Graph-RAG over Neo4j / embedded FalkorDB.", no_args_is_help=True)
 console = Console(stderr=True)
 
-for _module in (db, neo4j, serve, kg, ingest, eval_commands, mcp, reembed, llm):
+for _module in (db, neo4j, serve, kg, ingest, eval_commands, mcp, reembed, llm, models):
     _module.register(cli)
 
 

@@ -80,6 +80,7 @@ from app.retrieval.rerank_features import FEATURES, LinearModel, feature_vector,
 from app.retrieval.rerank_trees import MODELS, TreeModel, model_path, tree_model  # noqa: E402
 from app.retrieval.scoring import Weights, score  # noqa: E402
 from app.retrieval.text import query_terms, tokenize  # noqa: E402
+from app.services.packaged_models import packaged  # noqa: E402
 from bench.reranker_cv import VARIANTS, Variant, best, cross_validate, macro, set_weights  # noqa: E402
 from bench.reranker_trees import fit_trees  # noqa: E402
 from ingest.chunk import chunk_document  # noqa: E402
@@ -291,10 +292,16 @@ def pair_examples(corpus: Corpus, data: Data, reranker: Reranker,
     return np.array(rows), np.array(labels)
 
 
+# the embedding model's name (main sets it): trees fitted on its features ship as their own file
+# (rerank_trees.model_path), and "trees in the code" are those the app would use with it
+EMBEDDING: str | None = None
+
+
 def code_models(untitled: bool) -> tuple[Reranker | None, Reranker, tuple[float, ...]]:
     """The app's shipped rerankers for a kind of corpus: (trees, None before the first fit; linear; pair
     weights)."""
-    trees = tree_model(untitled) if model_path(untitled).exists() else None
+    path = model_path(untitled, EMBEDDING)
+    trees = tree_model(untitled, EMBEDDING) if path.exists() else None
     return trees, reranker_model(untitled, trees=False), PAIR_WEIGHTS_UNTITLED if untitled else PAIR_WEIGHTS
 
 
@@ -395,7 +402,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             PARAMS[untitled] = replace(p, entity_top=args.entity_top)
     from app.services.embedder_choice import shared_embedder
 
+    global EMBEDDING
     embedder = shared_embedder(args.embedding_model) if args.embedding_model else shared_embedder()
+    EMBEDDING = embedder.model_name
     corpora = [load(spec, embedder, args.cache) for spec in args.train]
     kinds = {corpus.untitled for corpus in corpora}
     if len(kinds) != 1:
@@ -414,7 +423,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                                              "untitled": PARAMS[True].entity_top},
                               "cross_validation": cv, "tests": []}
     if isinstance(reranker, TreeModel):
-        name = f"reranker_trees{suffix.lower()}.json"
+        own = f".{EMBEDDING.removeprefix('BAAI/')}" if EMBEDDING and packaged(EMBEDDING) else ""
+        name = f"reranker_trees{suffix.lower()}{own}.json"  # a packaged embedder's trees: their own file
         target = (MODELS if args.write_model else args.json_out.parent if args.json_out else Path(".")) / name
         target.write_text(json.dumps(reranker.to_dict()), encoding="utf-8")
         print(f"# {reranker.trees} trees written to {target}")

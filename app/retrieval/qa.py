@@ -55,7 +55,7 @@ def preview(services: Services, question: str, top_k: int | None = None) -> dict
     """The POST /ranking/preview body: every scored candidate's fields, best first."""
     result = retrieve(services, question, options_from_settings(services, top_k, texts=False))
     if result.reranker is not None:
-        explain(result.top, result.untitled, result.reranker == "trees")
+        explain(result.top, result.untitled, result.reranker == "trees", services.embedder.model_name)
     items = [
         {
             "id": c.id,

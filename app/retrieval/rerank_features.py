@@ -108,32 +108,36 @@ class LinearModel:
         return self.bias, x * np.asarray(self.weights)
 
 
-def reranker_model(untitled: bool = False, trees: bool = True) -> TreeModel | LinearModel:
-    """The shipped reranker: the boosted trees or the linear weights, fitted with titles or without."""
-    return tree_model(untitled) if trees else LinearModel(*model_weights(untitled))
+def reranker_model(untitled: bool = False, trees: bool = True,
+                   embedding: str | None = None) -> TreeModel | LinearModel:
+    """The shipped reranker: the boosted trees (those fitted on ``embedding``'s features where they ship)
+    or the linear weights, fitted with titles or without."""
+    return tree_model(untitled, embedding) if trees else LinearModel(*model_weights(untitled))
 
 
-def rerank_by_features(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
+def rerank_by_features(candidates: list[Candidate], untitled: bool = False, trees: bool = True,
+                       embedding: str | None = None) -> None:
     """Set ``features`` and ``final`` on every candidate, in place: the model's score (``trees``: the
-    boosted trees, else the linear weights; ``untitled``: the model fitted without titles), averaged with
-    an external reranker's score where one ran (``rerank``)."""
+    boosted trees, those of ``embedding`` where they ship, else the linear weights; ``untitled``: the
+    model fitted without titles), averaged with an external reranker's score where one ran (``rerank``)."""
     if not candidates:
         return
     x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
-    final = reranker_model(untitled, trees).probabilities(x).tolist()
+    final = reranker_model(untitled, trees, embedding).probabilities(x).tolist()
     for c, row, p in zip(candidates, np.round(x, 6).tolist(), final, strict=True):
         c.features = dict(zip(FEATURES, row, strict=True))
         c.final = p if c.rerank is None else 0.5 * p + 0.5 * c.rerank
 
 
-def explain(candidates: list[Candidate], untitled: bool = False, trees: bool = True) -> None:
+def explain(candidates: list[Candidate], untitled: bool = False, trees: bool = True,
+            embedding: str | None = None) -> None:
     """Set ``contributions`` on the given (already scored) candidates: the model's log-odds split into
     ``bias`` and a share per feature (``app.retrieval.rerank_trees``; linear: w_i x_i). Only the items a
     response shows need it, so it runs on those alone."""
     if not candidates:
         return
     x = np.array([feature_vector(c) for c in candidates], dtype=np.float64)
-    bias, parts = reranker_model(untitled, trees).contributions(x)
+    bias, parts = reranker_model(untitled, trees, embedding).contributions(x)
     for c, share in zip(candidates, parts.tolist(), strict=True):
         c.contributions = {"bias": round(bias, 6), **{f: round(v, 6) for f, v in zip(FEATURES, share,
                                                                                       strict=True)}}

@@ -128,12 +128,19 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def model_path(untitled: bool = False) -> Path:
-    """Where the shipped model of a kind of corpus lives."""
-    return MODELS / ("reranker_trees_untitled.json" if untitled else "reranker_trees.json")
+def model_path(untitled: bool = False, embedding: str | None = None) -> Path:
+    """Where the shipped model of a kind of corpus lives: ``reranker_trees[_untitled].<embedding>.json``
+    when trees were fitted on that embedding model's features, else the default (MiniLM-fitted) file."""
+    stem = "reranker_trees_untitled" if untitled else "reranker_trees"
+    if embedding:
+        own = MODELS / f"{stem}.{embedding.removeprefix('BAAI/')}.json"
+        if own.is_file():
+            return own
+    return MODELS / f"{stem}.json"
 
 
 @cache
-def tree_model(untitled: bool = False) -> TreeModel:
-    """The shipped model: fitted with titles, or on the same pools with ids for titles (``untitled``)."""
-    return TreeModel.from_dict(json.loads(model_path(untitled).read_text(encoding="utf-8")))
+def tree_model(untitled: bool = False, embedding: str | None = None) -> TreeModel:
+    """The shipped model: fitted with titles, or on the same pools with ids for titles (``untitled``);
+    fitted on ``embedding``'s features where such a file ships (bge-small-en-v1.5), else on MiniLM's."""
+    return TreeModel.from_dict(json.loads(model_path(untitled, embedding).read_text(encoding="utf-8")))

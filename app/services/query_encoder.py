@@ -80,8 +80,21 @@ def native_bf16() -> tuple[bool, str]:
     return True, "CPU has " + "+".join(native)
 
 
+POOLING_MODES = ("mean", "cls")
+
+
+def pooling_mode(model: Any) -> str:
+    """The pooling of a Transformer -> Pooling [-> Normalize] model ("mean", "cls", ...)."""
+    pool = list(model)[1]
+    mode = getattr(pool, "pooling_mode", None)
+    if mode is None and hasattr(pool, "get_pooling_mode_str"):
+        mode = pool.get_pooling_mode_str()
+    modes = (mode,) if isinstance(mode, str) else tuple(mode or ())
+    return modes[0] if len(modes) == 1 else repr(modes)
+
+
 def pipeline_problem(model: Any) -> str | None:
-    """Why ``model`` is not Transformer -> Pooling(mean) [-> Normalize] (None when it is)."""
+    """Why ``model`` is not Transformer -> Pooling(mean or cls) [-> Normalize] (None when it is)."""
     if model is None:
         return "the embedder has no torch model (its own engine encodes questions)"
     mods = list(model)
@@ -90,23 +103,19 @@ def pipeline_problem(model: Any) -> str | None:
                 and (len(mods) == 2 or names[2] == "Normalize"))
     if not shape_ok:
         return f"model pipeline is {' -> '.join(names)}, not Transformer -> Pooling(mean) -> Normalize"
-    pool = mods[1]
-    mode = getattr(pool, "pooling_mode", None)
-    if mode is None and hasattr(pool, "get_pooling_mode_str"):
-        mode = pool.get_pooling_mode_str()
-    modes = (mode,) if isinstance(mode, str) else tuple(mode or ())
-    if modes != ("mean",):
-        return f"pooling mode is {modes!r}, not mean"
+    mode = pooling_mode(model)
+    if mode not in POOLING_MODES:
+        return f"pooling mode is {mode}, not mean or cls"
     if getattr(mods[0], "auto_model", None) is None or getattr(model, "tokenizer", None) is None:
         return "the Transformer module has no auto_model/tokenizer"
     return None
 
 
-def _pooled_module(transformer: Any) -> Any:
+def _pooled_module(transformer: Any, cls: bool = False) -> Any:
     import torch
 
     class Pooled(torch.nn.Module):
-        """Transformer -> masked mean pooling (fp32 accumulation) -> L2 normalisation."""
+        """Transformer -> masked mean pooling (fp32 accumulation; ``cls``: the first token) -> L2 norm."""
 
         def __init__(self, inner: Any) -> None:
             super().__init__()
@@ -117,6 +126,8 @@ def _pooled_module(transformer: Any) -> Any:
             # is baked into the trace, so padded batches stay correct
             bias = attention_mask[:, None, None, :].bool()
             hidden = self.inner(input_ids=input_ids, attention_mask=bias).last_hidden_state.float()
+            if cls:
+                return torch.nn.functional.normalize(hidden[:, 0], p=2.0, dim=1)
             mask = attention_mask.unsqueeze(-1).float()
             mean = (hidden * mask).sum(dim=1) / torch.clamp(mask.sum(dim=1), min=1e-9)
             return torch.nn.functional.normalize(mean, p=2.0, dim=1)
@@ -141,7 +152,8 @@ def _quiet_build_warnings() -> None:
 
 class FastQueryEncoder:
     """A traced + frozen copy of the model's transformer in ``precision`` ("bf16" or "fp32"), with the
-    model's mean pooling and L2 normalisation. Not thread-safe: one thread (the query worker) uses it."""
+    model's pooling (mean or CLS) and L2 normalisation. Not thread-safe: one thread (the query worker)
+    uses it."""
 
     def __init__(self, model: Any, precision: str) -> None:
         import torch
@@ -161,7 +173,8 @@ class FastQueryEncoder:
         _quiet_build_warnings()
         with torch.inference_mode():
             inner = copy.deepcopy(model[0].auto_model).to(dtype).eval()
-            traced = torch.jit.trace(_pooled_module(inner), (ids, mask), strict=False, check_trace=False)
+            module = _pooled_module(inner, cls=pooling_mode(model) == "cls")
+            traced = torch.jit.trace(module, (ids, mask), strict=False, check_trace=False)
             self._module = torch.jit.freeze(traced.eval())
 
     def tokens(self, texts: list[str]) -> tuple[Any, Any]:
