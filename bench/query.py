@@ -99,7 +99,11 @@ def bench_library(tmp: Path) -> Path:
 
 
 def make_services(settings: Settings) -> Services:
-    return Services(settings, make_store(settings), shared_embedder(), None)
+    """Services with the configured embedder (NEORAG_EMBEDDING_MODEL: the server's), so the stored
+    vectors and the questions' come from one model."""
+    embedder = shared_embedder(settings.embedding_model, settings.embedding_device,
+                               settings.embedding_batch_size, settings.models_dir)
+    return Services(settings, make_store(settings), embedder, None)
 
 
 def ingest_base(settings: Settings) -> Services:
