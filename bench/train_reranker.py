@@ -77,7 +77,13 @@ from app.retrieval.pairs import (  # noqa: E402
     term_weights,
 )
 from app.retrieval.rerank_features import FEATURES, LinearModel, feature_vector, reranker_model  # noqa: E402
-from app.retrieval.rerank_trees import MODELS, TreeModel, model_path, tree_model  # noqa: E402
+from app.retrieval.rerank_trees import (  # noqa: E402
+    MODELS,
+    TreeModel,
+    embedding_model_path,
+    model_path,
+    tree_model,
+)
 from app.retrieval.scoring import Weights, score  # noqa: E402
 from app.retrieval.text import query_terms, tokenize  # noqa: E402
 from app.services.packaged_models import packaged  # noqa: E402
@@ -409,7 +415,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     kinds = {corpus.untitled for corpus in corpora}
     if len(kinds) != 1:
         sys.exit("the training sets mix corpora with and without usable titles: fit each kind on its own")
-    suffix = "_UNTITLED" if kinds.pop() else ""
+    untitled = kinds.pop()
+    suffix = "_UNTITLED" if untitled else ""
     sets = [(corpus, examples(corpus)) for corpus in corpora]
     variants = tuple(v for v in VARIANTS if args.model in (None, "trees" if v.trees else "linear"))
     variant, cv = choose(sets, args.c, args.pair_top, variants)
@@ -423,8 +430,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                                              "untitled": PARAMS[True].entity_top},
                               "cross_validation": cv, "tests": []}
     if isinstance(reranker, TreeModel):
-        own = f".{EMBEDDING.removeprefix('BAAI/')}" if EMBEDDING and packaged(EMBEDDING) else ""
-        name = f"reranker_trees{suffix.lower()}{own}.json"  # a packaged embedder's trees: their own file
+        # a packaged embedder's trees: their own file
+        name = (embedding_model_path(untitled, EMBEDDING) if EMBEDDING and packaged(EMBEDDING)
+                else model_path(untitled)).name
         target = (MODELS if args.write_model else args.json_out.parent if args.json_out else Path(".")) / name
         target.write_text(json.dumps(reranker.to_dict()), encoding="utf-8")
         print(f"# {reranker.trees} trees written to {target}")

@@ -128,15 +128,19 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def model_path(untitled: bool = False, embedding: str | None = None) -> Path:
-    """Where the shipped model of a kind of corpus lives: ``reranker_trees[_untitled].<embedding>.json``
-    when trees were fitted on that embedding model's features, else the default (MiniLM-fitted) file."""
+def embedding_model_path(untitled: bool, embedding: str) -> Path:
+    """Where trees fitted on ``embedding``'s features live (``reranker_trees[_untitled].<embedding>.json``),
+    whether or not they ship."""
     stem = "reranker_trees_untitled" if untitled else "reranker_trees"
-    if embedding:
-        own = MODELS / f"{stem}.{embedding.removeprefix('BAAI/')}.json"
-        if own.is_file():
-            return own
-    return MODELS / f"{stem}.json"
+    return MODELS / f"{stem}.{embedding.removeprefix('BAAI/')}.json"
+
+
+def model_path(untitled: bool = False, embedding: str | None = None) -> Path:
+    """Where the shipped model of a kind of corpus lives: the embedding model's own trees where they ship
+    (``embedding_model_path``), else the default (MiniLM-fitted) file."""
+    if embedding and (own := embedding_model_path(untitled, embedding)).is_file():
+        return own
+    return MODELS / ("reranker_trees_untitled.json" if untitled else "reranker_trees.json")
 
 
 @cache

